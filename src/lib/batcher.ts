@@ -1,0 +1,186 @@
+/**
+ * Cross-message batching for the SEND group. Items from every message that arrives
+ * while the node waits for a SEND slot go out together in calls of up to `maxBatch`
+ * items; each result goes back to the message and position its item came from.
+ *
+ * A message whose items span several calls ends when all of them have settled: with
+ * every result in input order, or, if one call failed, with that error and the results
+ * of the calls that did succeed attached as `err.partial` (so nothing the gateway
+ * accepted goes unreported). Its items still queued are not sent.
+ */
+import { GatewayError } from './errors';
+
+export interface BatcherOptions<I, R> {
+  maxBatch: () => number;
+  /** How long to gather items before asking for a slot (ms). */
+  lingerMs: number;
+  /** Most items waiting; beyond it a message is refused with RATE_LIMITED. */
+  maxQueued: number;
+  /** Waits for a slot of the throttle group; returns its release. */
+  acquire: (signal: AbortSignal) => Promise<() => void>;
+  /** Sends one call with the slot held; returns one result per item, in order. */
+  send: (items: I[], slot: () => void, signal: AbortSignal) => Promise<R[]>;
+  signal: AbortSignal;
+}
+
+export interface PartialResults<R> {
+  /** Results by input position; undefined where the item was not sent or its call failed. */
+  results: Array<R | undefined>;
+}
+
+class Owner<R> {
+  results: Array<R | undefined>;
+  queued: number;
+  inFlight = 0;
+  error: GatewayError | undefined;
+  settled = false;
+  constructor(
+    n: number,
+    readonly resolve: (r: R[]) => void,
+    readonly reject: (e: GatewayError) => void,
+  ) {
+    this.results = new Array<R | undefined>(n);
+    this.queued = n;
+  }
+  maybeSettle(): void {
+    if (this.settled || this.inFlight > 0) return;
+    if (this.error) {
+      this.settled = true;
+      const err = this.error as GatewayError & { partial?: PartialResults<R> };
+      if (this.results.some((r) => r !== undefined)) err.partial = { results: this.results };
+      this.reject(err);
+    } else if (this.queued === 0) {
+      this.settled = true;
+      this.resolve(this.results as R[]);
+    }
+  }
+}
+
+interface Entry<I, R> {
+  item: I;
+  owner: Owner<R>;
+  index: number;
+}
+
+export class Batcher<I, R> {
+  private queue: Array<Entry<I, R>> = [];
+  private running = false;
+  private readonly inFlight = new Set<Promise<void>>();
+  /** Calls made (for status and tests). */
+  calls = 0;
+
+  constructor(private readonly opts: BatcherOptions<I, R>) {
+    opts.signal.addEventListener('abort', () => this.abortQueued(), { once: true });
+  }
+
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  submit(items: I[]): Promise<R[]> {
+    if (this.opts.signal.aborted) return Promise.reject(this.closedError());
+    if (items.length === 0) return Promise.resolve([]);
+    if (this.queue.length + items.length > this.opts.maxQueued) {
+      return Promise.reject(
+        new GatewayError(
+          'RATE_LIMITED',
+          `queue full: ${this.queue.length} items already wait for the gateway's SEND limit (at most ${this.opts.maxQueued}); this message was not sent`,
+        ),
+      );
+    }
+    return new Promise<R[]>((resolve, reject) => {
+      const owner = new Owner<R>(items.length, resolve, reject);
+      items.forEach((item, index) => this.queue.push({ item, owner, index }));
+      void this.run();
+    });
+  }
+
+  private closedError(): GatewayError {
+    return new GatewayError('NETWORK', 'not sent: the node was closed (redeploy or shutdown) before a SEND slot was free');
+  }
+
+  private abortQueued(): void {
+    const err = this.closedError();
+    for (const e of this.queue.splice(0)) {
+      e.owner.queued--;
+      e.owner.error ??= err;
+      e.owner.maybeSettle();
+    }
+  }
+
+  private async run(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      while (this.queue.length > 0 && !this.opts.signal.aborted) {
+        if (this.queue.length < this.opts.maxBatch() && this.opts.lingerMs > 0) {
+          await new Promise((r) => setTimeout(r, this.opts.lingerMs));
+        }
+        let release: () => void;
+        try {
+          release = await this.opts.acquire(this.opts.signal);
+        } catch (err) {
+          this.failQueued(err instanceof GatewayError ? err : this.closedError());
+          break;
+        }
+        const batch = this.queue.splice(0, this.opts.maxBatch());
+        if (batch.length === 0) {
+          release();
+          continue;
+        }
+        const p = this.dispatch(batch, release);
+        this.inFlight.add(p);
+        void p.finally(() => this.inFlight.delete(p));
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private failQueued(err: GatewayError): void {
+    for (const e of this.queue.splice(0)) {
+      e.owner.queued--;
+      e.owner.error ??= err;
+      e.owner.maybeSettle();
+    }
+  }
+
+  private async dispatch(batch: Array<Entry<I, R>>, release: () => void): Promise<void> {
+    const owners = new Set(batch.map((e) => e.owner));
+    for (const e of batch) e.owner.queued--;
+    for (const o of owners) o.inFlight++;
+    this.calls++;
+    try {
+      const results = await this.opts.send(
+        batch.map((e) => e.item),
+        release,
+        this.opts.signal,
+      );
+      if (results.length !== batch.length) {
+        throw new GatewayError('BAD_RESPONSE', `the gateway answered ${results.length} results for ${batch.length} items`);
+      }
+      batch.forEach((e, i) => {
+        e.owner.results[e.index] = results[i];
+      });
+    } catch (err) {
+      const ge = err instanceof GatewayError ? err : new GatewayError('NETWORK', String((err as Error)?.message ?? err));
+      for (const o of owners) {
+        o.error ??= ge;
+        // Its items not yet sent stay unsent.
+        const before = this.queue.length;
+        this.queue = this.queue.filter((e) => e.owner !== o);
+        o.queued -= before - this.queue.length;
+      }
+    } finally {
+      for (const o of owners) {
+        o.inFlight--;
+        o.maybeSettle();
+      }
+    }
+  }
+
+  /** Waits for the calls in flight (used when closing). */
+  async drain(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+}

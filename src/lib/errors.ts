@@ -1,0 +1,79 @@
+/**
+ * Typed errors. Every failure a node reports is a GatewayError whose `code` is one of
+ * the codes fixed in the public contract (shared/spec/nodes.md). `code` is an own
+ * property, so Node-RED copies it to `msg.error.code` for Catch nodes.
+ */
+export const ERROR_CODES = [
+  'BAD_INPUT',
+  'UNAUTHORIZED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'RATE_LIMITED',
+  'GATEWAY_ERROR',
+  'HTTP_ERROR',
+  'TIMEOUT',
+  'NETWORK',
+  'BAD_RESPONSE',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** Short status texts (i18n keys under `errors.` in the gateway catalogue). */
+export const STATUS_KEYS: Record<ErrorCode, string> = {
+  BAD_INPUT: 'bad-input',
+  UNAUTHORIZED: 'unauthorized',
+  FORBIDDEN: 'forbidden',
+  NOT_FOUND: 'not-found',
+  RATE_LIMITED: 'rate-limited',
+  GATEWAY_ERROR: 'gateway-error',
+  HTTP_ERROR: 'http-error',
+  TIMEOUT: 'timeout',
+  NETWORK: 'network',
+  BAD_RESPONSE: 'bad-response',
+};
+
+export interface GatewayErrorOptions {
+  statusCode?: number;
+  /** The gateway's ErrorID, for GATEWAY_ERROR. */
+  errorId?: number;
+  /** The name of `errorId` from the gateway's catalogue, when known. */
+  errorName?: string;
+  /** The field of the input that was refused, for BAD_INPUT. */
+  field?: string;
+  cause?: unknown;
+}
+
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode?: number;
+  readonly errorId?: number;
+  readonly errorName?: string;
+  readonly field?: string;
+
+  constructor(code: ErrorCode, message: string, opts: GatewayErrorOptions = {}) {
+    super(message);
+    this.name = 'GatewayError';
+    // Own, enumerable properties: Node-RED copies `code` into msg.error.code.
+    this.code = code;
+    if (opts.statusCode !== undefined) this.statusCode = opts.statusCode;
+    if (opts.errorId !== undefined) this.errorId = opts.errorId;
+    if (opts.errorName !== undefined) this.errorName = opts.errorName;
+    if (opts.field !== undefined) this.field = opts.field;
+    if (opts.cause !== undefined) Object.defineProperty(this, 'cause', { value: opts.cause, enumerable: false });
+  }
+
+  get statusKey(): string {
+    return STATUS_KEYS[this.code];
+  }
+}
+
+export function badInput(field: string, message: string): GatewayError {
+  return new GatewayError('BAD_INPUT', `${field}: ${message}`, { field });
+}
+
+/** Turns anything thrown into a GatewayError without leaking unknown internals. */
+export function toGatewayError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new GatewayError('NETWORK', message, { cause: err });
+}

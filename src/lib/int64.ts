@@ -1,0 +1,78 @@
+/**
+ * Exact int64 handling. The gateway's message IDs are int64; JavaScript numbers are
+ * exact only up to 2^53 - 1. Replies are parsed with lossless-json so that no digit is
+ * lost, then every integer is emitted as a JS number when it is safe and as a decimal
+ * string when it is not (the public contract). Requests are serialised with BigInt so
+ * that an ID goes out as an exact JSON integer.
+ */
+import { parse, stringify, isSafeNumber } from 'lossless-json';
+
+export const INT64_MAX = 9223372036854775807n;
+export const INT64_MIN = -9223372036854775808n;
+
+const INTEGER_RE = /^-?\d+$/;
+
+/** Number parser for lossless-json: unsafe integers become decimal strings. */
+function parseNumber(text: string): number | string {
+  if (INTEGER_RE.test(text)) {
+    if (isSafeNumber(text)) return Number(text);
+    // Normalise (strip a leading "-0..." or leading zeros) through BigInt.
+    return BigInt(text).toString();
+  }
+  return Number(text);
+}
+
+/** Parses JSON text; integers above 2^53 - 1 come back as exact decimal strings. */
+export function parseJson(text: string): unknown {
+  return parse(text, null, parseNumber);
+}
+
+/** Serialises a value; BigInt values are written as exact JSON integers. */
+export function stringifyJson(value: unknown): string {
+  const out = stringify(value);
+  if (out === undefined) throw new TypeError('value cannot be serialised to JSON');
+  return out;
+}
+
+/**
+ * Accepts an int64 as a number, a decimal string or a BigInt and returns it as a BigInt.
+ * Returns an error text instead when the value is not an exact int64.
+ */
+export function toInt64(value: unknown): bigint | string {
+  if (typeof value === 'bigint') {
+    return value >= INT64_MIN && value <= INT64_MAX ? value : 'is outside the int64 range';
+  }
+  if (typeof value === 'number') {
+    if (!Number.isInteger(value)) return 'must be an integer';
+    if (!Number.isSafeInteger(value)) {
+      return 'is above 2^53 as a JS number and may have lost digits; pass it as a decimal string or a BigInt';
+    }
+    return BigInt(value);
+  }
+  if (typeof value === 'string') {
+    const s = value.trim();
+    if (!INTEGER_RE.test(s) || s.length > 20) return 'must be a decimal integer';
+    const b = BigInt(s);
+    return b >= INT64_MIN && b <= INT64_MAX ? b : 'is outside the int64 range';
+  }
+  return `must be an integer (number, decimal string or BigInt), not ${describeType(value)}`;
+}
+
+/** The contract's output form: a number when safe, else a decimal string. */
+export function int64Out(value: bigint): number | string {
+  return value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER)
+    ? Number(value)
+    : value.toString();
+}
+
+/** A key that identifies an int64 whatever its form (number, string, BigInt). */
+export function int64Key(value: unknown): string | undefined {
+  const v = toInt64(value);
+  return typeof v === 'bigint' ? v.toString() : undefined;
+}
+
+export function describeType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}

@@ -1,0 +1,201 @@
+/**
+ * Plumbing shared by every node, so that no node repeats it:
+ * - `handleInput` wraps a node's async onInput: every input msg ends in exactly one
+ *   `done()` (after the node's own sends) or one `done(err)`; status shows requests in
+ *   flight (blue), clears when idle, turns red with a short reason on failure; closing
+ *   the node aborts its work and waits until every pending msg has been ended.
+ * - `resolveCredential` resolves `${ENV_VAR}` in credentials (Node-RED does it for
+ *   properties, not credentials).
+ * - `mergeQuery` adds `msg.query` last, after checking its shape.
+ */
+import type { Node, NodeAPI, NodeMessage, NodeMessageInFlow, NodeStatus } from 'node-red';
+import { GatewayError, badInput, toGatewayError } from './errors';
+import type { Query } from './http';
+import { describeType } from './int64';
+
+export const NS = '@iotgateway/node-red-gateway/iotgw-gateway';
+
+/** A runtime string from the package's common catalogue (nodes/locales/<lang>/iotgw-gateway.json). */
+export function t(RED: NodeAPI, key: string, vars?: Record<string, string | number>): string {
+  const full = `${NS}:${key}`;
+  const out = RED._(full, vars);
+  // Outside a full runtime (catalogue not loaded) i18next returns the key itself.
+  return out === full || out === key ? key.split('.').pop()! : out;
+}
+
+export type Msg = NodeMessageInFlow & Record<string, unknown>;
+export type SendFn = (msg: NodeMessage | Array<NodeMessage | NodeMessage[] | null>) => void;
+export interface InputContext {
+  /** Aborted when the node closes (redeploy, shutdown). */
+  signal: AbortSignal;
+}
+
+export interface InputOptions {
+  /** Status shown after a success when nothing else is in flight; default: cleared. */
+  idleStatus?: () => NodeStatus | undefined;
+}
+
+export interface InputHandle {
+  /** Messages started and not yet ended. */
+  readonly pending: number;
+  /** Sets the red status for an error (also used by nodes that report without a msg). */
+  fail(err: GatewayError): void;
+  /** Sets the idle status now. */
+  idle(): void;
+}
+
+export function errorStatus(RED: NodeAPI, err: GatewayError): NodeStatus {
+  const reason = t(RED, `errors.${err.statusKey}`);
+  const extra = err.statusCode ? ` (${err.statusCode})` : err.field ? ` (${err.field})` : '';
+  return { fill: 'red', shape: 'ring', text: `${reason}${extra}`.slice(0, 60) };
+}
+
+export function handleInput(
+  RED: NodeAPI,
+  node: Node,
+  onInput: (msg: Msg, send: SendFn, ctx: InputContext) => Promise<void>,
+  options: InputOptions = {},
+): InputHandle {
+  const controller = new AbortController();
+  const pending = new Set<Promise<void>>();
+  let inFlight = 0;
+
+  const showIdle = () => {
+    const s = options.idleStatus?.();
+    node.status(s ?? {});
+  };
+  const showBusy = () => node.status({ fill: 'blue', shape: 'dot', text: `${t(RED, 'status.requesting')}${inFlight > 1 ? ` (${inFlight})` : ''}` });
+
+  const handle: InputHandle = {
+    get pending() {
+      return pending.size;
+    },
+    fail(err) {
+      node.status(errorStatus(RED, err));
+    },
+    idle: showIdle,
+  };
+
+  node.on('input', (msg: NodeMessageInFlow, send: SendFn, done: (err?: Error) => void) => {
+    inFlight++;
+    showBusy();
+    let ended = false;
+    const finish = (err?: GatewayError) => {
+      if (ended) return;
+      ended = true;
+      inFlight--;
+      if (err) {
+        handle.fail(err);
+        done(err);
+      } else {
+        if (inFlight === 0) showIdle();
+        else showBusy();
+        done();
+      }
+    };
+    let p: Promise<void>;
+    try {
+      p = onInput(msg as Msg, send, { signal: controller.signal }).then(
+        () => finish(),
+        (e: unknown) => finish(toGatewayError(e)),
+      );
+    } catch (e) {
+      finish(toGatewayError(e));
+      return;
+    }
+    pending.add(p);
+    void p.finally(() => pending.delete(p));
+  });
+
+  node.on('close', (_removed: boolean, done: () => void) => {
+    controller.abort(new GatewayError('NETWORK', 'the node was closed (redeploy or shutdown) before the work finished'));
+    void Promise.allSettled([...pending]).then(() => {
+      node.status({});
+      done();
+    });
+  });
+  return handle;
+}
+
+const ENV_RE = /^\$\{([^}]+)\}$/;
+
+/** Resolves `${ENV_VAR}` (flow, group, global or process env) in a credential value. */
+export function resolveCredential(RED: NodeAPI, node: Node, value: unknown): string {
+  if (typeof value !== 'string') return '';
+  const m = ENV_RE.exec(value.trim());
+  if (!m) return value;
+  const v = RED.util.evaluateNodeProperty(m[1]!, 'env', node, {} as NodeMessage);
+  return v === undefined || v === null ? '' : String(v);
+}
+
+/** A plain object check that refuses arrays, class instances and null. */
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+/** Checks `msg.query` and returns base parameters with it merged last. */
+export function mergeQuery(base: Query, msgQuery: unknown): Query {
+  if (msgQuery === undefined || msgQuery === null) return base;
+  if (!isPlainObject(msgQuery)) throw badInput('msg.query', `must be an object of query parameters, not ${describeType(msgQuery)}`);
+  const out: Query = { ...base };
+  for (const [k, v] of Object.entries(msgQuery)) {
+    if (k.length === 0 || k.length > 200) throw badInput('msg.query', 'parameter names must be 1 to 200 characters');
+    if (v === undefined || v === null) {
+      delete out[k];
+      continue;
+    }
+    if (typeof v === 'string') {
+      if (v.length > 4096) throw badInput(`msg.query.${k}`, 'must be at most 4096 characters');
+      out[k] = v;
+    } else if (typeof v === 'number' && Number.isFinite(v)) out[k] = v;
+    else if (typeof v === 'boolean' || typeof v === 'bigint') out[k] = v;
+    else throw badInput(`msg.query.${k}`, `must be a string, number or boolean, not ${describeType(v)}`);
+  }
+  return out;
+}
+
+/** Reads a TypedInput property (async form, so JSONata works). */
+export function evalProperty(RED: NodeAPI, node: Node, value: unknown, type: string | undefined, msg: Msg): Promise<unknown> {
+  if (!type || type === 'str' && (value === '' || value === undefined)) return Promise.resolve(value === '' ? undefined : value);
+  return new Promise((resolve, reject) => {
+    RED.util.evaluateNodeProperty(String(value ?? ''), type, node, msg as NodeMessage, (err: Error | null, result: unknown) => {
+      if (err) reject(new GatewayError('BAD_INPUT', `could not evaluate ${type} property "${String(value).slice(0, 60)}": ${err.message}`));
+      else resolve(result);
+    });
+  });
+}
+
+/** Number setting with a default and a range. */
+export function numberSetting(value: unknown, fallback: number, min: number, max: number): number {
+  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : typeof value === 'number' ? value : NaN;
+  if (!Number.isFinite(n)) return fallback;
+  return Math.min(max, Math.max(min, n));
+}
+
+/**
+ * Looks up a node's config node and registers the node with it (deregistered on close),
+ * as the MQTT nodes do with their broker. Throws BAD_INPUT when none is selected.
+ */
+export function useConfigNode<T extends Node & { register?(n: Node): void; deregister?(n: Node): void }>(
+  RED: NodeAPI,
+  node: Node,
+  id: string | undefined,
+  check: (n: unknown) => n is T,
+  field: string,
+  what: string,
+): T | GatewayError {
+  const cfg = id ? RED.nodes.getNode(id) : null;
+  if (!check(cfg)) {
+    return new GatewayError('BAD_INPUT', `${field}: no ${what} config node is selected; open the node and choose one`, { field });
+  }
+  cfg.register?.(node);
+  node.on('close', () => cfg.deregister?.(node));
+  return cfg;
+}
+
+/** A stable key for a query object (sorted names). */
+export function queryKey(q: Query): string {
+  return JSON.stringify(Object.keys(q).sort().map((k) => [k, String(q[k])]));
+}

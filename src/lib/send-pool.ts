@@ -1,0 +1,46 @@
+/**
+ * The SEND-group batching a node does against its account: one Batcher per distinct
+ * msg.query (only messages with the same query share a call), all sharing the account's
+ * SEND limiter. Used by iotgw-terminal-mode and iotgw-cancel.
+ */
+import { Batcher } from './batcher';
+import type { Query } from './http';
+import { queryKey } from './node-kit';
+import type { GatewayNode } from '../nodes/iotgw-gateway';
+
+export type SendCall<I, R> = (g: GatewayNode, items: I[], query: Query, slot: () => void, signal: AbortSignal) => Promise<R[]>;
+
+export class SendPool<I, R> {
+  private readonly batchers = new Map<string, Batcher<I, R>>();
+
+  constructor(
+    private readonly lingerMs: number,
+    private readonly signal: AbortSignal,
+    private readonly call: SendCall<I, R>,
+  ) {}
+
+  submit(g: GatewayNode, items: I[], query: Query): Promise<R[]> {
+    const key = queryKey(query);
+    let b = this.batchers.get(key);
+    if (!b) {
+      const client = g.client();
+      b = new Batcher<I, R>({
+        maxBatch: () => g.settings.maxBatchSize,
+        lingerMs: this.lingerMs,
+        maxQueued: g.settings.maxQueue,
+        acquire: (signal) => client.acquireGroup('SEND', signal),
+        signal: this.signal,
+        send: (batch, slot, signal) => this.call(g, batch, query, slot, signal),
+      });
+      this.batchers.set(key, b);
+    }
+    return b.submit(items);
+  }
+
+  /** Calls made so far, over all batchers. */
+  get calls(): number {
+    let n = 0;
+    for (const b of this.batchers.values()) n += b.calls;
+    return n;
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * Area (a) request and reply shapes, validated with zod. Replies are liberal (unknown
+ * fields are kept, ints may be exact decimal strings above 2^53) but wrong types are
+ * refused as BAD_RESPONSE.
+ */
+import { z } from 'zod';
+import { GatewayError } from './errors';
+
+const int64Out = z.union([z.number().int(), z.string().regex(/^-?\d+$/)]);
+const int32 = z.number().int();
+
+export const submitResult = z
+  .object({
+    ID: int64Out.nullish(),
+    DestinationID: z.string().nullish(),
+    ErrorID: int32.nullish(),
+    UserMessageID: int64Out.nullish(),
+    OTAMessageSize: int32.nullish(),
+    OperationMode: int32.nullish(),
+    ScheduledSendUTC: z.string().nullish(),
+    TerminalWakeupPeriod: int32.nullish(),
+  })
+  .loose();
+export type SubmitResult = z.infer<typeof submitResult> & { ErrorName?: string; ErrorDescription?: string };
+
+export const submitReply = z.object({ ErrorID: int32.nullish(), Submissions: z.array(submitResult).nullish() }).loose();
+
+export const cancellation = z
+  .object({ ID: int64Out.nullish(), CancellationStatus: int32.nullish(), CancelRequestID: int64Out.nullish(), ErrorID: int32.nullish() })
+  .loose();
+export type Cancellation = z.infer<typeof cancellation> & { ErrorName?: string; ErrorDescription?: string };
+export const cancelReply = z.object({ ErrorID: int32.nullish(), Cancellations: z.array(cancellation).nullish() }).loose();
+
+export const statusRecord = z
+  .object({
+    ID: int64Out,
+    IsClosed: z.boolean().nullish(),
+    State: int32.nullish(),
+    CreateUTC: z.string().nullish(),
+    StatusUTC: z.string().nullish(),
+    Transport: int32.nullish(),
+    RegionName: z.string().nullish(),
+    ReferenceNumber: z.number().nullish(),
+    ErrorID: int32.nullish(),
+  })
+  .loose();
+export type StatusRecord = z.infer<typeof statusRecord> & { StateName?: string; TransportName?: string };
+export const statusReply = z
+  .object({ ErrorID: int32.nullish(), NextFromUTC: z.string().nullish(), Statuses: z.array(statusRecord).nullish() })
+  .loose();
+
+/** Parses a reply with a schema or throws BAD_RESPONSE naming the first bad field. */
+export function parseReply<T>(schema: z.ZodType<T>, body: unknown, where: string): T {
+  const r = schema.safeParse(body);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const path = issue?.path.length ? issue.path.join('.') : '(body)';
+  throw new GatewayError('BAD_RESPONSE', `${where}: unexpected reply at ${path}: ${issue?.message ?? 'invalid'}`);
+}
+
+export const STATE_NAMES: Record<number, string> = {
+  0: 'SUBMITTED',
+  1: 'RECEIVED',
+  2: 'ERROR',
+  3: 'DELIVERY_FAILED',
+  4: 'TIMED_OUT',
+  5: 'CANCELLED',
+  6: 'WAITING',
+  7: 'BROADCAST_SUBMITTED',
+  8: 'SENDING_IN_PROGRESS',
+};
+export const CLOSED_STATES = new Set([1, 2, 3, 4, 5]);
+export const TRANSPORT_NAMES: Record<number, string> = { 0: 'ANY', 1: 'SATELLITE', 2: 'CELLULAR' };
+export const MODE_NAMES = ['ALWAYS_ON', 'WAKE_UP', 'RECEIVE_ON_SEND', 'HYBRID'];
+export const FROM_UTC_RE = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;

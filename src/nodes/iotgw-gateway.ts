@@ -1,0 +1,222 @@
+/**
+ * `iotgw-gateway`: one account on the gateway (areas a, b, c). It owns the account's
+ * ApiClient (one undici dispatcher, the rate limiters of the throttle groups, the
+ * concurrency cap), its bearer token and the broker headers. Every node of the account
+ * shares them, like the MQTT broker node shares one connection.
+ */
+import type { Node, NodeAPI, NodeDef } from 'node-red';
+import { ApiClient, checkBaseUrl, type AuthProvider, type TlsOptions } from '../lib/http';
+import { ClientCredentialsBearer, StaticBearer, StaticHeaders } from '../lib/auth';
+import { GatewayError } from '../lib/errors';
+import { numberSetting, resolveCredential } from '../lib/node-kit';
+import { ErrorCatalogue } from '../lib/catalogue';
+
+export interface GatewayConfig extends NodeDef {
+  baseUrl: string;
+  apiVersion: string;
+  rateLimitCalls: number | string;
+  rateLimitWindowSeconds: number | string;
+  maxConcurrent: number | string;
+  maxBatchSize: number | string;
+  timeoutSeconds: number | string;
+  maxRetries?: number | string;
+  maxQueue?: number | string;
+  tls?: string;
+}
+
+export interface GatewayCredentials {
+  token?: string;
+  clientId?: string;
+  clientSecret?: string;
+  brokerClientId?: string;
+  brokerAccessToken?: string;
+}
+
+export interface GatewaySettings {
+  baseUrl: string;
+  apiVersion: string;
+  rateLimitCalls: number;
+  rateLimitWindowMs: number;
+  maxConcurrent: number;
+  maxBatchSize: number;
+  timeoutMs: number;
+  maxRetries: number;
+  maxQueue: number;
+}
+
+export interface GatewayNode extends Node<GatewayCredentials> {
+  settings: GatewaySettings;
+  /** The account's shared client; throws BAD_INPUT when the config is invalid. */
+  client(): ApiClient;
+  /** Bearer auth for endpoints 1 to 3 (static token or client credentials). */
+  bearerAuth(): AuthProvider;
+  /** `client_id` / `access_token` headers for the LoRaWAN and SMS endpoints. */
+  brokerAuth(): AuthProvider;
+  /** `/api/v{version}/<rest>` */
+  apiPath(rest: string): string;
+  catalogue: ErrorCatalogue;
+  register(user: Node): void;
+  deregister(user: Node): void;
+}
+
+/** Fills in properties that older saved flows may lack (tested in test/migrate.test.js). */
+export function migrateGatewayConfig(config: Partial<GatewayConfig>): GatewayConfig {
+  return {
+    apiVersion: '1.0',
+    rateLimitCalls: 5,
+    rateLimitWindowSeconds: 60,
+    maxConcurrent: 3,
+    maxBatchSize: 100,
+    timeoutSeconds: 30,
+    maxRetries: 3,
+    maxQueue: 10000,
+    ...config,
+  } as GatewayConfig;
+}
+
+export function gatewaySettings(config: GatewayConfig): GatewaySettings {
+  const apiVersion = String(config.apiVersion ?? '1.0').trim() || '1.0';
+  if (!/^[0-9A-Za-z.]{1,16}$/.test(apiVersion)) {
+    throw new GatewayError('BAD_INPUT', `apiVersion: "${apiVersion.slice(0, 20)}" is not a version like 1.0`, { field: 'apiVersion' });
+  }
+  const baseUrl = String(config.baseUrl ?? '').trim();
+  if (!baseUrl) throw new GatewayError('BAD_INPUT', 'baseUrl: required; set the gateway address in the config node', { field: 'baseUrl' });
+  checkBaseUrl(baseUrl);
+  return {
+    baseUrl,
+    apiVersion,
+    rateLimitCalls: Math.round(numberSetting(config.rateLimitCalls, 5, 0, 100000)),
+    rateLimitWindowMs: Math.round(numberSetting(config.rateLimitWindowSeconds, 60, 0, 86400) * 1000),
+    maxConcurrent: Math.round(numberSetting(config.maxConcurrent, 3, 1, 1000)),
+    maxBatchSize: Math.round(numberSetting(config.maxBatchSize, 100, 1, 100000)),
+    timeoutMs: Math.round(numberSetting(config.timeoutSeconds, 30, 0.05, 3600) * 1000),
+    maxRetries: Math.round(numberSetting(config.maxRetries, 3, 0, 100)),
+    maxQueue: Math.round(numberSetting(config.maxQueue, 10000, 1, 10_000_000)),
+  };
+}
+
+interface TlsConfigNode extends Node {
+  addTLSOptions(opts: Record<string, unknown>): void;
+}
+
+export default function register(RED: NodeAPI): void {
+  function IotgwGatewayNode(this: GatewayNode, rawConfig: GatewayConfig) {
+    RED.nodes.createNode(this, rawConfig);
+    const node = this;
+    const config = migrateGatewayConfig(rawConfig);
+    let configError: GatewayError | undefined;
+    try {
+      node.settings = gatewaySettings(config);
+    } catch (err) {
+      configError = err as GatewayError;
+      node.settings = gatewaySettings({ ...config, baseUrl: 'http://127.0.0.1', apiVersion: '1.0' });
+      node.error(`iotgw-gateway "${config.name || node.id}": ${configError.message}`);
+    }
+
+    let tls: TlsOptions | undefined;
+    if (config.tls) {
+      const tlsNode = RED.nodes.getNode(config.tls) as TlsConfigNode | null;
+      if (tlsNode && typeof tlsNode.addTLSOptions === 'function') {
+        const opts: Record<string, unknown> = {};
+        tlsNode.addTLSOptions(opts);
+        tls = opts as TlsOptions;
+        if (opts.rejectUnauthorized === false) {
+          node.warn(
+            `iotgw-gateway "${config.name || node.id}": the selected TLS configuration turns server certificate verification OFF. ` +
+              'Anyone on the network path can read the credentials. Tick "Verify server certificate" in the TLS node.',
+          );
+        }
+      }
+    }
+
+    const cred = (k: keyof GatewayCredentials) => resolveCredential(RED, node, node.credentials?.[k]);
+    const users = new Set<string>();
+    let client: ApiClient | undefined;
+    let bearer: AuthProvider | undefined;
+
+    node.apiPath = (rest: string) => `/api/v${node.settings.apiVersion}/${rest.replace(/^\/+/, '')}`;
+
+    node.client = () => {
+      if (configError) throw configError;
+      if (!client) {
+        const s = node.settings;
+        const groups = { SEND: { calls: s.rateLimitCalls, windowMs: s.rateLimitWindowMs }, GET: { calls: s.rateLimitCalls, windowMs: s.rateLimitWindowMs } };
+        client = new ApiClient({
+          label: `gateway ${new URL(s.baseUrl).host}`,
+          baseUrl: s.baseUrl,
+          timeoutMs: s.timeoutMs,
+          maxConcurrent: s.maxConcurrent,
+          maxRetries: s.maxRetries,
+          maxQueue: s.maxQueue,
+          groups,
+          tls,
+        });
+      }
+      return client;
+    };
+
+    node.bearerAuth = () => {
+      if (bearer) return bearer;
+      const token = cred('token');
+      const id = cred('clientId');
+      const secret = cred('clientSecret');
+      if (id && secret) bearer = new ClientCredentialsBearer(id, secret, node.apiPath('auth/token'));
+      else if (token) bearer = new StaticBearer(token, 'bearer token');
+      else {
+        throw new GatewayError(
+          'BAD_INPUT',
+          'credentials: the config node has no bearer token and no client ID/secret; set one of them (${ENV_VAR} works)',
+          { field: 'credentials' },
+        );
+      }
+      return bearer;
+    };
+
+    node.brokerAuth = () => {
+      const id = cred('brokerClientId');
+      const token = cred('brokerAccessToken');
+      if (!id || !token) {
+        throw new GatewayError('BAD_INPUT', 'credentials: the LoRaWAN/SMS endpoints need the broker client ID and access token in the config node', {
+          field: 'credentials',
+        });
+      }
+      return new StaticHeaders({ client_id: id, access_token: token }, 'Check the broker client ID and access token in the config node\'s credentials.');
+    };
+
+    node.catalogue = new ErrorCatalogue(() => ({ client: node.client(), auth: node.bearerAuth(), path: node.apiPath('info/service') }));
+
+    node.register = (user: Node) => {
+      users.add(user.id);
+    };
+    node.deregister = (user: Node) => {
+      users.delete(user.id);
+    };
+
+    node.on('close', (_removed: boolean, done: () => void) => {
+      const c = client;
+      client = undefined;
+      bearer = undefined;
+      if (c) void c.close().then(() => done(), () => done());
+      else done();
+    });
+  }
+
+  RED.nodes.registerType('iotgw-gateway', IotgwGatewayNode as unknown as (this: Node, config: NodeDef) => void, {
+    credentials: {
+      token: { type: 'password' },
+      clientId: { type: 'text' },
+      clientSecret: { type: 'password' },
+      brokerClientId: { type: 'text' },
+      brokerAccessToken: { type: 'password' },
+    },
+  });
+}
+
+/** Looks up the config node a node refers to, or explains what is missing. */
+export function getGateway(RED: NodeAPI, id: string | undefined): GatewayNode {
+  const gw = id ? (RED.nodes.getNode(id) as GatewayNode | null) : null;
+  if (!gw || typeof gw.client !== 'function') {
+    throw new GatewayError('BAD_INPUT', 'gateway: no iotgw-gateway config node is selected; open the node and choose an account', { field: 'gateway' });
+  }
+  return gw;
+}

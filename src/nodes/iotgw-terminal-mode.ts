@@ -1,0 +1,162 @@
+/**
+ * `iotgw-terminal-mode` (endpoint 1): sends operating-mode / wake-up messages to
+ * terminals. Every item is validated before anything is sent; items of all messages
+ * that arrive while the node waits for a SEND slot are batched into calls of up to
+ * `maxBatchSize`; each result goes back to its message and position. Output 1 gets the
+ * accepted entries, output 2 the rejected ones (ErrorID > 0, with the error's name).
+ */
+import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red';
+import { SendPool } from '../lib/send-pool';
+import { nameErrors, throwOnCallError } from '../lib/gateway-errors';
+import { GatewayError, badInput } from '../lib/errors';
+import { describeType, int64Out, toInt64 } from '../lib/int64';
+import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg } from '../lib/node-kit';
+import { parseReply, submitReply, type SubmitResult } from '../lib/terminal-api';
+import type { GatewayNode } from './iotgw-gateway';
+
+export interface TerminalModeConfig extends NodeDef {
+  gateway: string;
+  mode: string | number;
+  wakeupInterval: string | number;
+  family: 'any' | 'IDP' | 'OGx';
+  lingerMs?: string | number;
+}
+
+interface ModeItem {
+  DestinationID: string;
+  Mode: number;
+  WakeupInterval: number;
+  UserMessageID?: bigint;
+}
+
+const ALLOWED_KEYS = new Set(['DestinationID', 'Mode', 'WakeupInterval', 'UserMessageID']);
+
+export function isGateway(n: unknown): n is GatewayNode {
+  return !!n && typeof (n as GatewayNode).client === 'function' && typeof (n as GatewayNode).bearerAuth === 'function';
+}
+
+/** Validates one item; pushes every problem to `problems`. */
+export function checkModeItem(raw: unknown, where: string, defaults: { mode: number; wakeup: number }, family: string, problems: string[]): ModeItem | undefined {
+  if (typeof raw === 'string') raw = { DestinationID: raw };
+  if (!isPlainObject(raw)) {
+    problems.push(`${where}: must be a ModeMessage object or a destination ID string, not ${describeType(raw)}`);
+    return undefined;
+  }
+  const before = problems.length;
+  for (const k of Object.keys(raw)) {
+    if (!ALLOWED_KEYS.has(k)) {
+      const hint = [...ALLOWED_KEYS].find((a) => a.toLowerCase() === k.toLowerCase());
+      problems.push(`${where}.${k}: unknown field${hint ? ` (did you mean ${hint}?)` : `; allowed: ${[...ALLOWED_KEYS].join(', ')}`}`);
+    }
+  }
+  const dest = raw.DestinationID;
+  if (typeof dest !== 'string' || dest.trim() === '') problems.push(`${where}.DestinationID: required, a non-empty string (the terminal's prime ID)`);
+  else if (dest.length > 64 || /[\u0000-\u001f\u007f]/.test(dest)) problems.push(`${where}.DestinationID: at most 64 printable characters`);
+  const mode = raw.Mode ?? defaults.mode;
+  if (typeof mode !== 'number' || !Number.isInteger(mode) || mode < 0 || mode > 3) {
+    problems.push(`${where}.Mode: must be an integer 0 to 3 (0 ALWAYS_ON, 1 WAKE_UP, 2 RECEIVE_ON_SEND, 3 HYBRID), not ${JSON.stringify(mode)}`);
+  }
+  const wakeup = raw.WakeupInterval ?? defaults.wakeup;
+  if (typeof wakeup !== 'number' || !Number.isInteger(wakeup) || wakeup < 0 || wakeup > 15) {
+    problems.push(`${where}.WakeupInterval: must be an integer 0 to 15, not ${JSON.stringify(wakeup)}`);
+  }
+  if (family === 'IDP') {
+    if (mode === 2 || mode === 3) problems.push(`${where}.Mode: ${mode === 2 ? 'RECEIVE_ON_SEND' : 'HYBRID'} is OGx only; the terminal family is IDP (allowed: 0 or 1)`);
+    if (mode === 1 && typeof wakeup === 'number' && wakeup > 10) problems.push(`${where}.WakeupInterval: ${wakeup} is OGx only; IDP allows 0 to 10`);
+  }
+  let userId: bigint | undefined;
+  if (raw.UserMessageID !== undefined && raw.UserMessageID !== null) {
+    const v = toInt64(raw.UserMessageID);
+    if (typeof v === 'string') problems.push(`${where}.UserMessageID: ${v}`);
+    else userId = v;
+  }
+  if (problems.length > before) return undefined;
+  const item: ModeItem = { DestinationID: (dest as string).trim(), Mode: mode as number, WakeupInterval: wakeup as number };
+  if (userId !== undefined) item.UserMessageID = userId;
+  return item;
+}
+
+export function joinProblems(problems: string[]): string {
+  const shown = problems.slice(0, 10).join('; ');
+  return problems.length > 10 ? `${shown}; and ${problems.length - 10} more` : shown;
+}
+
+export default function register(RED: NodeAPI): void {
+  function IotgwTerminalModeNode(this: Node, config: TerminalModeConfig) {
+    RED.nodes.createNode(this, config);
+    const node = this;
+    const gw = useConfigNode(RED, node, config.gateway, isGateway, 'gateway', 'iotgw-gateway');
+    const defaults = {
+      mode: Math.round(numberSetting(config.mode, 0, -1, 99)),
+      wakeup: Math.round(numberSetting(config.wakeupInterval, 0, -1, 99)),
+    };
+    const closing = new AbortController();
+    node.on('close', (_r: boolean, done: () => void) => {
+      closing.abort();
+      done();
+    });
+
+    const pool = new SendPool<ModeItem, SubmitResult>(Math.round(numberSetting(config.lingerMs, 50, 0, 5000)), closing.signal, async (g, items, query, slot, signal) => {
+      const client = g.client();
+      const path = g.apiPath('terminal/mode');
+      const res = await client.request({ method: 'POST', path, body: items, group: 'SEND', auth: g.bearerAuth(), idempotent: false, signal, query }, slot);
+      const reply = parseReply(submitReply, res.body, `POST ${path}`);
+      await throwOnCallError(g, reply.ErrorID, `POST ${path}`, res.statusCode, signal);
+      const subs = reply.Submissions ?? [];
+      if (subs.length !== items.length) throw new GatewayError('BAD_RESPONSE', `POST ${path}: ${subs.length} results for ${items.length} messages`);
+      subs.forEach((s, i) => {
+        if (s.DestinationID && s.DestinationID !== items[i]!.DestinationID) {
+          throw new GatewayError('BAD_RESPONSE', `POST ${path}: result ${i} is for ${s.DestinationID}, expected ${items[i]!.DestinationID}`);
+        }
+      });
+      return nameErrors(g, subs, signal);
+    });
+
+    handleInput(RED, node, async (msg: Msg, send) => {
+      if (gw instanceof GatewayError) throw gw;
+      const familyRaw = msg.terminalFamily ?? config.family ?? 'any';
+      if (familyRaw !== 'any' && familyRaw !== 'IDP' && familyRaw !== 'OGx') {
+        throw badInput('msg.terminalFamily', `must be "IDP", "OGx" or "any", not ${JSON.stringify(familyRaw).slice(0, 40)}`);
+      }
+      const payload = msg.payload;
+      const list = Array.isArray(payload) ? payload : [payload];
+      if (list.length === 0) throw badInput('msg.payload', 'an empty array; send at least one ModeMessage');
+      const problems: string[] = [];
+      const items: ModeItem[] = [];
+      list.forEach((raw, i) => {
+        const it = checkModeItem(raw, Array.isArray(payload) ? `msg.payload[${i}]` : 'msg.payload', defaults, familyRaw, problems);
+        if (it) items.push(it);
+      });
+      if (problems.length) throw new GatewayError('BAD_INPUT', joinProblems(problems), { field: problems[0]!.split(':')[0] });
+      const query = mergeQuery({}, msg.query);
+      let results: SubmitResult[];
+      try {
+        results = await pool.submit(gw, items, query);
+      } catch (err) {
+        const partial = (err as { partial?: { results: Array<SubmitResult | undefined> } }).partial;
+        if (partial) msg.results = partial.results.map((r) => (r ? normalise(r) : null));
+        throw err;
+      }
+      const all = results.map(normalise);
+      const accepted = all.filter((r) => !(Number(r.ErrorID ?? 0) > 0));
+      const rejected = all.filter((r) => Number(r.ErrorID ?? 0) > 0);
+      msg.statusCode = 200;
+      const out: Array<NodeMessage | null> = [null, null];
+      if (accepted.length) out[0] = Object.assign(rejected.length ? RED.util.cloneMessage(msg) : msg, { payload: accepted });
+      if (rejected.length) out[1] = Object.assign(msg, { payload: rejected });
+      send(out);
+    });
+  }
+
+  RED.nodes.registerType('iotgw-terminal-mode', IotgwTerminalModeNode as unknown as (this: Node, c: NodeDef) => void);
+}
+
+/** IDs as the contract says: a number when safe, else a decimal string. */
+function normalise(r: SubmitResult): SubmitResult {
+  const out = { ...r };
+  for (const k of ['ID', 'UserMessageID'] as const) {
+    const v = out[k];
+    if (typeof v === 'string' || typeof v === 'bigint') out[k] = int64Out(BigInt(v));
+  }
+  return out;
+}

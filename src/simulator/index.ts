@@ -1,0 +1,132 @@
+/**
+ * The gateway simulator: a real HTTP server on loopback that behaves like the real
+ * services (shared/spec/real-services.md). Start it in-process with `startSimulator()`,
+ * or from the shell with `npm run simulator` / `iotgw-simulator`.
+ *
+ * Layout of one server:
+ * - `{url}`                 gateway base_url: /api/v1.0/... (area a), /lorawan/broker/... and /sms/request (areas b, c)
+ * - `{url}/app`             app_base_url of the application API (area d)
+ * - `{url}/_sim/...`        control routes (state, reset, seeding, faults) for people and tests
+ */
+import { SimServer, json, type Fault } from './server';
+import { TerminalGateway, type TerminalOptions } from './terminal';
+import { parseJson } from '../lib/int64';
+import { AREAS } from './areas';
+
+export interface SimulatorOptions {
+  port?: number;
+  host?: string;
+  terminal?: Partial<TerminalOptions>;
+  /** Extra reply latency in ms for every call. */
+  latencyMs?: number;
+}
+
+export type { SimArea } from './areas';
+import type { SimArea } from './areas';
+
+
+export class Simulator {
+  readonly server = new SimServer();
+  readonly terminal: TerminalGateway;
+  readonly areas: Record<string, SimArea> = {};
+
+  constructor(readonly options: SimulatorOptions & Record<string, unknown> = {}) {
+    this.terminal = new TerminalGateway(options.terminal);
+    this.server.latencyMs = options.latencyMs ?? 0;
+    this.terminal.mount(this.server);
+    for (const f of AREAS) {
+      const area = f.create(options);
+      this.areas[f.name] = area;
+      area.mount(this.server);
+    }
+    this.mountControl();
+  }
+
+  /** Gateway base URL (areas a, b, c). */
+  get url(): string {
+    return this.server.url;
+  }
+
+  /** Application API base URL (area d). */
+  get appUrl(): string {
+    return `${this.server.url}/app`;
+  }
+
+  inject(f: Fault): Fault {
+    return this.server.inject(f);
+  }
+
+  async start(port = this.options.port ?? 0, host = this.options.host ?? '127.0.0.1'): Promise<this> {
+    await this.server.listen(port, host);
+    this.terminal.start();
+    for (const a of Object.values(this.areas)) a.start?.();
+    return this;
+  }
+
+  async close(): Promise<void> {
+    this.terminal.stop();
+    for (const a of Object.values(this.areas)) a.stop?.();
+    await this.server.close();
+  }
+
+  private mountControl(): void {
+    const s = this.server;
+    const body = (text: string): Record<string, unknown> => {
+      if (!text.trim()) return {};
+      const v = parseJson(text);
+      return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+    };
+    s.route('GET', /^\/_sim\/state$/, '_sim/state', () =>
+      json(200, {
+        terminal: {
+          counters: this.terminal.counters,
+          options: this.terminal.options,
+          terminals: [...this.terminal.terminals.values()],
+          messages: this.terminal.messages.size,
+        },
+        areas: Object.fromEntries(Object.entries(this.areas).map(([k, a]) => [k, a.state?.()])),
+        calls: s.calls.length,
+      }),
+    );
+    s.route('POST', /^\/_sim\/terminals$/, '_sim/terminals', (r) => {
+      const b = body(r.text);
+      const list = Array.isArray(b.terminals) ? b.terminals : [b];
+      for (const t of list as Array<Record<string, unknown>>) {
+        if (typeof t.id !== 'string') return json(400, { error: 'each terminal needs an id' });
+        this.terminal.addTerminal({ id: t.id, family: t.family === 'OGx' ? 'OGx' : 'IDP', online: t.online !== false });
+      }
+      return json(200, { terminals: this.terminal.terminals.size });
+    });
+    s.route('POST', /^\/_sim\/terminal-options$/, '_sim/terminal-options', (r) => {
+      const b = body(r.text) as Partial<TerminalOptions> & { nextId?: string | number };
+      if (b.nextId !== undefined) this.terminal.setNextId(String(b.nextId));
+      delete b.nextId;
+      this.terminal.configure(b);
+      return json(200, this.terminal.options);
+    });
+    s.route('POST', /^\/_sim\/backlog$/, '_sim/backlog', (r) => {
+      const b = body(r.text);
+      const count = Number(b.count ?? 1000);
+      if (!Number.isInteger(count) || count < 1 || count > 100_000_000) return json(400, { error: 'count must be 1 to 100000000' });
+      this.terminal.seedBacklog(count);
+      return json(200, { seeded: count });
+    });
+    s.route('POST', /^\/_sim\/faults$/, '_sim/faults', (r) => {
+      const b = body(r.text) as Fault;
+      this.inject(b);
+      return json(200, { faults: s.faults.length });
+    });
+    s.route('DELETE', /^\/_sim\/faults$/, '_sim/faults', () => {
+      s.clearFaults();
+      return json(200, { faults: 0 });
+    });
+  }
+}
+
+/** Starts a simulator on loopback (port 0 = any free port). */
+export async function startSimulator(options: SimulatorOptions & Record<string, unknown> = {}): Promise<Simulator> {
+  return new Simulator(options).start();
+}
+
+export { SimServer } from './server';
+export { TerminalGateway, STATE, ERRORS, formatUtc, parseUtc } from './terminal';
