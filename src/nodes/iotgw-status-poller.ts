@@ -42,7 +42,9 @@ export function formatUtc(ms: number): string {
 /** The first FromUTC when no mark is stored. */
 export function initialMark(startFrom: string | undefined, now = Date.now()): string {
   const s = String(startFrom ?? '').trim();
-  if (s === '' || s === 'now') return formatUtc(now);
+  // FromUTC is exclusive of its own second: start one second back so that updates in
+  // the current second are not skipped.
+  if (s === '' || s === 'now') return formatUtc(now - 1000);
   const rel = /^-(\d+(?:\.\d+)?)\s*([smhd])$/.exec(s);
   if (rel) {
     const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[rel[2] as 's' | 'm' | 'h' | 'd'];

@@ -47,17 +47,6 @@ function load(flow, credentials = { gw: DEMO_CREDS }) {
   });
 }
 
-/**
- * Collects what a node sends and how each input ended. Wraps `receive` so that every
- * input msg's `done` is counted: exactly one send-or-done(err) per message is the
- * invariant many tests check.
- */
-function track(node) {
-  const t = { ended: [], errors: [] };
-  node.on('call:error', (call) => t.errors.push(call.args[0]));
-  return t;
-}
-
 /** Waits until `pred()` is true (polls every 10 ms), or fails after `ms`. */
 async function until(pred, ms = 5000, what = 'condition') {
   const start = Date.now();
@@ -82,4 +71,41 @@ function catchAll(id = 'catcher', wire = 'caught') {
   ];
 }
 
-module.exports = { helper, startSimulator, gatewayNode, load, until, collect, catchAll, track, DEMO_CREDS, ALL_NODES };
+/**
+ * Context stores for a test: `useFileContext(dir)` makes the next loads use a
+ * `localfilesystem` store named "file" in `dir` (as a real runtime would), loaded before
+ * the flows start. `restartContext()` closes the stores (flushing them to disk) the way
+ * a clean runtime stop does. Call `useFileContext(null)` to go back to the default.
+ */
+const redNodes = helper._redNodes;
+const origLoadFlows = redNodes.loadFlows;
+let fileContextDir = null;
+function useFileContext(dir) {
+  fileContextDir = dir;
+  if (dir) {
+    helper.settings({ contextStorage: { default: { module: 'memory' }, file: { module: 'localfilesystem', config: { dir, cache: true, flushInterval: 30 } } } });
+    redNodes.loadFlows = async function (...args) {
+      await redNodes.loadContextsPlugin();
+      return origLoadFlows.apply(this, args);
+    };
+  } else {
+    helper.settings({ contextStorage: undefined });
+    redNodes.loadFlows = origLoadFlows;
+  }
+}
+/** Stops the flows and flushes/closes the context stores, like a clean runtime stop. */
+async function stopRuntime() {
+  await redNodes.stopFlows();
+  if (fileContextDir) await redNodes.closeContextsPlugin();
+  // helper.unload() also cleans every node's context out of the stores, which a real
+  // runtime stop never does: skip that step here.
+  const clean = helper._context.clean;
+  helper._context.clean = () => Promise.resolve();
+  try {
+    await helper.unload();
+  } finally {
+    helper._context.clean = clean;
+  }
+}
+
+module.exports = { helper, startSimulator, gatewayNode, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };
