@@ -164,6 +164,8 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 
 /** The server's own error text from the usual error bodies, never more than 300 chars. */
 export function serverErrorText(body: unknown): string | undefined {
+  // Some API gateways answer with a bare JSON string ("Client Id in the request ... is invalid").
+  if (typeof body === 'string' && body.trim()) return body.trim().length > 300 ? `${body.trim().slice(0, 297)}...` : body.trim();
   if (body === null || typeof body !== 'object') return undefined;
   const b = body as Record<string, unknown>;
   const pick = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim() : undefined);
