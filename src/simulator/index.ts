@@ -8,7 +8,7 @@
  * - `{url}/app`             app_base_url of the application API (area d)
  * - `{url}/_sim/...`        control routes (state, reset, seeding, faults) for people and tests
  */
-import { SimServer, json, type Fault } from './server';
+import { SimServer, json, faultFromJson, type Fault } from './server';
 import { TerminalGateway, type TerminalOptions } from './terminal';
 import { parseJson } from '../lib/int64';
 import { AREAS } from './areas';
@@ -34,6 +34,7 @@ export class Simulator {
     this.terminal = new TerminalGateway(options.terminal);
     this.server.latencyMs = options.latencyMs ?? 0;
     this.terminal.mount(this.server);
+    this.server.actions.expireTokens = () => this.terminal.expireTokens();
     for (const f of AREAS) {
       const area = f.create(options);
       this.areas[f.name] = area;
@@ -112,10 +113,19 @@ export class Simulator {
       return json(200, { seeded: count });
     });
     s.route('POST', /^\/_sim\/faults$/, '_sim/faults', (r) => {
-      const b = body(r.text) as Fault;
-      this.inject(b);
+      // One fault, or {faults: [...]} (see FAULT_KINDS in server.ts).
+      const b = body(r.text);
+      try {
+        const list = Array.isArray(b.faults) ? b.faults.map(faultFromJson) : [faultFromJson(b)];
+        for (const f of list) this.inject(f);
+      } catch (err) {
+        return json(400, { error: (err as Error).message });
+      }
       return json(200, { faults: s.faults.length });
     });
+    s.route('GET', /^\/_sim\/faults$/, '_sim/faults', () =>
+      json(200, { faults: s.faults.map((f) => ({ ...f, times: f.times === Infinity ? 'all' : f.times })), injected: s.injected, injectedTotal: s.injectedTotal }),
+    );
     s.route('DELETE', /^\/_sim\/faults$/, '_sim/faults', () => {
       s.clearFaults();
       return json(200, { faults: 0 });
@@ -128,5 +138,5 @@ export async function startSimulator(options: SimulatorOptions & Record<string, 
   return new Simulator(options).start();
 }
 
-export { SimServer } from './server';
+export { SimServer, FAULT_KINDS, INT64_EDGE_IDS, faultFromJson } from './server';
 export { TerminalGateway, STATE, ERRORS, formatUtc, parseUtc } from './terminal';
