@@ -46,7 +46,15 @@ class Owner<R> {
     if (this.settled || this.inFlight > 0) return;
     if (this.error) {
       this.settled = true;
-      const err = this.error as GatewayError & { partial?: PartialResults<R> };
+      // Each message gets its own error object: one failed call can end several messages.
+      const src = this.error;
+      const err: GatewayError & { partial?: PartialResults<R> } = new GatewayError(src.code, src.message, {
+        statusCode: src.statusCode,
+        errorId: src.errorId,
+        errorName: src.errorName,
+        field: src.field,
+        cause: src,
+      });
       if (this.results.some((r) => r !== undefined)) err.partial = { results: this.results };
       this.reject(err);
     } else if (this.queued === 0) {

@@ -52,7 +52,8 @@ export class GatewayError extends Error {
 
   constructor(code: ErrorCode, message: string, opts: GatewayErrorOptions = {}) {
     super(message);
-    this.name = 'GatewayError';
+    // Node-RED shows `${name}: ${message}` in msg.error.message: the code reads best there.
+    this.name = code;
     // Own, enumerable properties: Node-RED copies `code` into msg.error.code.
     this.code = code;
     if (opts.statusCode !== undefined) this.statusCode = opts.statusCode;

@@ -173,6 +173,7 @@ export function serverErrorText(body: unknown): string | undefined {
     pick(b.errors) ??
     (Array.isArray(b.errors) ? b.errors.filter((e) => typeof e === 'string').join('; ') || undefined : undefined) ??
     pick(b.message) ??
+    pick(b.Message) ??
     pick(b.error_description) ??
     pick(b.error) ??
     pick(b.fault && typeof b.fault === 'object' ? (b.fault as Record<string, unknown>).faultstring : undefined) ??
@@ -300,7 +301,9 @@ export class ApiClient {
       if (status === 429 || status === 503) {
         this.stats.rateLimited++;
         const retryAfter = parseRetryAfter(res.headers['retry-after'], Date.now());
-        const wait = Math.min(this.options.maxRetryWaitMs, retryAfter ?? (lim?.enabled ? lim.window : this.backoff(attempt + 1)));
+        // Retry-After when given, else wait out the group's window (known even when our own
+        // pacing is off), else back off exponentially.
+        const wait = Math.min(this.options.maxRetryWaitMs, retryAfter ?? (lim && lim.window > 0 ? lim.window : this.backoff(attempt + 1)));
         lim?.penalize(wait);
         if (attempt < maxRetries) {
           attempt++;
