@@ -1,0 +1,144 @@
+/**
+ * `iotgw-app`: one account on the application API (area d). It owns the account's
+ * ApiClient (one undici dispatcher, a sliding-window limiter paced to the platform's
+ * plan, the concurrency cap and the retries) and the bearer auth token. Every node of
+ * the account shares them, like the MQTT broker node shares one connection.
+ */
+import type { Node, NodeAPI, NodeDef } from 'node-red';
+import { ApiClient, checkBaseUrl, type ApiResponse, type Query } from '../lib/http';
+import { StaticBearer } from '../lib/auth';
+import { GatewayError } from '../lib/errors';
+import { numberSetting, resolveCredential } from '../lib/node-kit';
+import { refuseTokenInQuery } from '../lib/app-api';
+
+export interface AppConfig extends NodeDef {
+  baseUrl: string;
+  timeoutSeconds: number | string;
+  rateLimitCalls?: number | string;
+  rateLimitWindowSeconds?: number | string;
+  maxRetries?: number | string;
+}
+
+export interface AppCredentials {
+  authToken?: string;
+}
+
+export interface AppSettings {
+  baseUrl: string;
+  timeoutMs: number;
+  rateLimitCalls: number;
+  rateLimitWindowMs: number;
+  maxRetries: number;
+}
+
+export interface AppNode extends Node<AppCredentials> {
+  settings: AppSettings;
+  /** The account's shared client; throws BAD_INPUT when the config is invalid. */
+  client(): ApiClient;
+  /** GET `path` with the account's auth, limits and retries. */
+  get(path: string, query: Query, signal: AbortSignal): Promise<ApiResponse>;
+  register(user: Node): void;
+  deregister(user: Node): void;
+}
+
+/** Requests in flight at once for one account. */
+const MAX_CONCURRENT = 3;
+/** The one throttle group of the application API. */
+const GROUP = 'APP';
+
+/** Fills in properties that older saved flows may lack. */
+export function migrateAppConfig(config: Partial<AppConfig>): AppConfig {
+  return { timeoutSeconds: 30, rateLimitCalls: 10, rateLimitWindowSeconds: 20, maxRetries: 3, ...config } as AppConfig;
+}
+
+export function appSettings(config: AppConfig): AppSettings {
+  const baseUrl = String(config.baseUrl ?? '').trim();
+  if (!baseUrl) throw new GatewayError('BAD_INPUT', 'baseUrl: required; set the application API address in the iotgw-app config node', { field: 'baseUrl' });
+  checkBaseUrl(baseUrl);
+  return {
+    baseUrl,
+    timeoutMs: Math.round(numberSetting(config.timeoutSeconds, 30, 0.05, 3600) * 1000),
+    rateLimitCalls: Math.round(numberSetting(config.rateLimitCalls, 10, 0, 100000)),
+    rateLimitWindowMs: Math.round(numberSetting(config.rateLimitWindowSeconds, 20, 0, 86400) * 1000),
+    maxRetries: Math.round(numberSetting(config.maxRetries, 3, 0, 100)),
+  };
+}
+
+export function isApp(n: unknown): n is AppNode {
+  return !!n && typeof (n as AppNode).client === 'function' && typeof (n as AppNode).get === 'function';
+}
+
+export default function register(RED: NodeAPI): void {
+  function IotgwAppNode(this: AppNode, rawConfig: AppConfig) {
+    RED.nodes.createNode(this, rawConfig);
+    const node = this;
+    const config = migrateAppConfig(rawConfig);
+    let configError: GatewayError | undefined;
+    try {
+      node.settings = appSettings(config);
+    } catch (err) {
+      configError = err as GatewayError;
+      node.settings = appSettings({ ...config, baseUrl: 'http://127.0.0.1' });
+      node.error(`iotgw-app "${config.name || node.id}": ${configError.message}`);
+    }
+
+    const users = new Set<string>();
+    let client: ApiClient | undefined;
+    let auth: StaticBearer | undefined;
+    let token = '';
+
+    node.client = () => {
+      if (configError) throw configError;
+      if (!client) {
+        const s = node.settings;
+        client = new ApiClient({
+          label: `application API ${new URL(s.baseUrl).host}`,
+          baseUrl: s.baseUrl,
+          timeoutMs: s.timeoutMs,
+          maxConcurrent: MAX_CONCURRENT,
+          maxRetries: s.maxRetries,
+          groups: { [GROUP]: { calls: s.rateLimitCalls, windowMs: s.rateLimitWindowMs } },
+          defaultGroup: GROUP,
+        });
+      }
+      return client;
+    };
+
+    const bearer = (): StaticBearer => {
+      if (auth) return auth;
+      token = resolveCredential(RED, node, node.credentials?.authToken).trim();
+      if (!token) {
+        throw new GatewayError('BAD_INPUT', 'credentials: the iotgw-app config node has no auth token; set it (${ENV_VAR} works)', { field: 'credentials' });
+      }
+      auth = new StaticBearer(token, 'auth token');
+      return auth;
+    };
+
+    node.get = (path: string, query: Query, signal: AbortSignal) => {
+      const c = node.client();
+      const a = bearer();
+      refuseTokenInQuery(query, token);
+      return c.request({ method: 'GET', path, query, auth: a, group: GROUP, idempotent: true, signal });
+    };
+
+    node.register = (user: Node) => {
+      users.add(user.id);
+    };
+    node.deregister = (user: Node) => {
+      users.delete(user.id);
+    };
+
+    node.on('close', (_removed: boolean, done: () => void) => {
+      const c = client;
+      client = undefined;
+      auth = undefined;
+      token = '';
+      if (c) void c.close().then(() => done(), () => done());
+      else done();
+    });
+  }
+
+  RED.nodes.registerType('iotgw-app', IotgwAppNode as unknown as (this: Node, config: NodeDef) => void, {
+    credentials: { authToken: { type: 'password' } },
+  });
+}
