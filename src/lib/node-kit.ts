@@ -160,10 +160,16 @@ export function mergeQuery(base: Query, msgQuery: unknown): Query {
 export function evalProperty(RED: NodeAPI, node: Node, value: unknown, type: string | undefined, msg: Msg): Promise<unknown> {
   if (!type || type === 'str' && (value === '' || value === undefined)) return Promise.resolve(value === '' ? undefined : value);
   return new Promise((resolve, reject) => {
-    RED.util.evaluateNodeProperty(String(value ?? ''), type, node, msg as NodeMessage, (err: Error | null, result: unknown) => {
-      if (err) reject(new GatewayError('BAD_INPUT', `could not evaluate ${type} property "${String(value).slice(0, 60)}": ${err.message}`));
-      else resolve(result);
-    });
+    const bad = (err: Error) => new GatewayError('BAD_INPUT', `could not evaluate ${type} property "${String(value).slice(0, 60)}": ${err.message}`);
+    try {
+      RED.util.evaluateNodeProperty(String(value ?? ''), type, node, msg as NodeMessage, (err: Error | null, result: unknown) => {
+        if (err) reject(bad(err));
+        else resolve(result);
+      });
+    } catch (err) {
+      // A JSONata expression that does not parse throws instead of calling back.
+      reject(bad(err as Error));
+    }
   });
 }
 
