@@ -1,0 +1,131 @@
+/**
+ * `iotgw-tag-list` (endpoint 10): the tags of a customer. One page (the page envelope as
+ * the API returns it), or every page in turn following `nextPage` until it is null, each
+ * page its own msg with `msg.parts`, so a join node in automatic mode merges them into
+ * one array. Pages are sent as they arrive: no page is held once it is sent.
+ */
+import type { Node, NodeAPI, NodeDef } from 'node-red';
+import { GatewayError } from '../lib/errors';
+import { evalProperty, handleInput, mergeQuery, numberSetting, useConfigNode, type Msg } from '../lib/node-kit';
+import { parseReply } from '../lib/terminal-api';
+import { APP_PARAMS, APP_PATHS, pagingNumber, queryValue, tagPage } from '../lib/app-api';
+import type { Query } from '../lib/http';
+import { isApp } from './iotgw-app';
+
+export interface TagListConfig extends NodeDef {
+  app: string;
+  /** `page`: one page; `all`: every page from the first one asked for. */
+  walk?: 'page' | 'all';
+  /** Paging settings; '' = from msg.page / msg.perPage / msg.offset, else not sent. */
+  page?: string | number;
+  perPage?: string | number;
+  offset?: string | number;
+  /** The customer's token-like string (TypedInput). */
+  token?: string;
+  tokenType?: string;
+  /** Filter (TypedInput). */
+  search?: string;
+  searchType?: string;
+  /** Safety stop for a walk. */
+  maxPages?: string | number;
+}
+
+const LIMITS = {
+  page: { min: 1, max: 1_000_000 },
+  perPage: { min: 1, max: 10_000 },
+  offset: { min: 0, max: 1_000_000_000 },
+} as const;
+
+export default function register(RED: NodeAPI): void {
+  function IotgwTagListNode(this: Node, config: TagListConfig) {
+    RED.nodes.createNode(this, config);
+    const node = this;
+    const app = useConfigNode(RED, node, config.app, isApp, 'app', 'iotgw-app');
+    const walkAll = config.walk === 'all';
+    const maxPages = Math.round(numberSetting(config.maxPages, 1000, 1, 1_000_000));
+    const text = (key: string, vars: Record<string, string | number>, fallback: string) => {
+      const out = RED._(`iotgw-tag-list.${key}`, vars);
+      return out.endsWith(key) ? fallback : out;
+    };
+
+    /** A paging value: the setting when given, else the msg's, warning when they differ. */
+    const paging = (name: keyof typeof LIMITS, msg: Msg): number | undefined => {
+      const { min, max } = LIMITS[name];
+      const fromSetting = pagingNumber(config[name], name, min, max);
+      const fromMsg = pagingNumber(msg[name], `msg.${name}`, min, max);
+      if (fromSetting !== undefined && fromMsg !== undefined && fromSetting !== fromMsg) {
+        node.warn(text('warn.override', { prop: name, value: fromSetting }, `msg.${name} ignored: the node's setting (${fromSetting}) wins; clear the setting to take it from the msg`));
+      }
+      return fromSetting ?? fromMsg;
+    };
+
+    handleInput(RED, node, async (msg: Msg, send, ctx) => {
+      if (app instanceof GatewayError) throw app;
+      const page = paging('page', msg);
+      const perPage = paging('perPage', msg);
+      const offset = paging('offset', msg);
+      const token = queryValue(await evalProperty(RED, node, config.token, config.tokenType, msg), 'token');
+      const search = queryValue(await evalProperty(RED, node, config.search, config.searchType, msg), 'search');
+      const base: Query = {
+        [APP_PARAMS.token]: token,
+        [APP_PARAMS.page]: page,
+        [APP_PARAMS.perPage]: perPage,
+        [APP_PARAMS.offset]: offset,
+        [APP_PARAMS.search]: search,
+      };
+      const query = mergeQuery(base, msg.query);
+      const where = `GET ${APP_PATHS.tags}`;
+
+      if (!walkAll) {
+        const res = await app.get(APP_PATHS.tags, query, ctx.signal);
+        msg.payload = parseReply(tagPage, res.body, where);
+        msg.statusCode = res.statusCode;
+        send(msg);
+        return;
+      }
+
+      // Every page in turn. A clone of the input is taken before anything is changed, so
+      // each page's msg carries the input's other properties and nothing of other pages.
+      const input = RED.util.cloneMessage(msg);
+      const partsId = RED.util.generateId();
+      const outerParts = msg.parts;
+      let requested = Number(query[APP_PARAMS.page] ?? 1);
+      for (let index = 0; ; index++) {
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        node.status({ fill: 'blue', shape: 'dot', text: text('status.page', { page: index + 1 }, `page ${index + 1}`) });
+        const res = await app.get(APP_PATHS.tags, query, ctx.signal);
+        const body = parseReply(tagPage, res.body, where);
+        const { items, ...envelope } = body;
+        const next = body.nextPage ?? null;
+        const current = body.curPage ?? requested;
+        const last = next === null;
+        if (!last && next <= current) {
+          throw new GatewayError('BAD_RESPONSE', `${where}: nextPage ${next} does not come after curPage ${current}; stopped after ${index + 1} pages`);
+        }
+        const out = last ? msg : RED.util.cloneMessage(input);
+        out.payload = items;
+        out.paging = envelope;
+        out.statusCode = res.statusCode;
+        const parts: { id: string; index: number; type: string; len: number; count?: number; parts?: unknown } = {
+          id: partsId,
+          index,
+          type: 'array',
+          // A join node concatenates the page arrays only when len > 1.
+          len: Math.max(2, body.perPage ?? perPage ?? items.length),
+        };
+        if (last) parts.count = index + 1;
+        if (outerParts !== undefined) parts.parts = outerParts;
+        out.parts = parts as Msg['parts'];
+        send(out);
+        if (last) return;
+        if (index + 1 >= maxPages) {
+          throw new GatewayError('BAD_RESPONSE', `${where}: more than ${maxPages} pages; stopped after ${maxPages} (raise "Max pages" or narrow the search)`);
+        }
+        requested = next;
+        query[APP_PARAMS.page] = next;
+      }
+    });
+  }
+
+  RED.nodes.registerType('iotgw-tag-list', IotgwTagListNode as unknown as (this: Node, c: NodeDef) => void);
+}
