@@ -1,0 +1,83 @@
+/**
+ * `iotgw-lorawan-contract` (endpoints 4 and 5): creates a LoRaWAN broker contract or
+ * lists contracts. `create` checks the body with zod before sending and reports every
+ * bad field at once; `list` takes its filters and paging from the settings, overridden
+ * per msg by the same names in `msg.payload`.
+ */
+import type { Node, NodeAPI, NodeDef } from 'node-red';
+import { GatewayError, badInput } from '../lib/errors';
+import { handleInput, isPlainObject, mergeQuery, useConfigNode, type Msg } from '../lib/node-kit';
+import { PATHS, brokerRequest, checkContractBody, contractList, defined, messageReply, optionalInt } from '../lib/broker-api';
+import { parseReply } from '../lib/terminal-api';
+import { isGateway } from './iotgw-terminal-mode';
+
+export interface ContractConfig extends NodeDef {
+  gateway: string;
+  operation: 'create' | 'list';
+  planDesc?: string;
+  customerId?: string | number;
+  externalId?: string;
+  page?: string | number;
+  pageSize?: string | number;
+}
+
+const FILTERS = ['planDesc', 'customerId', 'externalId', 'page', 'pageSize'] as const;
+
+/** The list query: settings, overridden by the same names in msg.payload (a plain object). */
+export function listQuery(config: ContractConfig, payload: unknown): Record<string, string | number | undefined> {
+  const src: Record<string, unknown> = { ...config };
+  let where = (k: string) => k;
+  if (isPlainObject(payload)) {
+    for (const k of Object.keys(payload)) {
+      if (!(FILTERS as readonly string[]).includes(k)) {
+        const hint = FILTERS.find((f) => f.toLowerCase() === k.toLowerCase());
+        throw badInput(`msg.payload.${k}`, `unknown filter${hint ? ` (did you mean ${hint}?)` : `; allowed: ${FILTERS.join(', ')} (other parameters go in msg.query)`}`);
+      }
+    }
+    Object.assign(src, payload);
+    where = (k) => (k in payload ? `msg.payload.${k}` : k);
+  }
+  const text = (k: 'planDesc' | 'externalId') => {
+    const v = src[k];
+    if (v === undefined || v === null || v === '') return undefined;
+    if (typeof v !== 'string') throw badInput(where(k), `must be a string, not ${typeof v}`);
+    return v;
+  };
+  return {
+    planDesc: text('planDesc'),
+    customerId: optionalInt(src.customerId, where('customerId'), 1),
+    externalId: text('externalId'),
+    page: optionalInt(src.page, where('page'), 0),
+    pageSize: optionalInt(src.pageSize, where('pageSize'), 1, 100000),
+  };
+}
+
+export default function register(RED: NodeAPI): void {
+  function IotgwLorawanContractNode(this: Node, config: ContractConfig) {
+    RED.nodes.createNode(this, config);
+    const node = this;
+    const gw = useConfigNode(RED, node, config.gateway, isGateway, 'gateway', 'iotgw-gateway');
+
+    handleInput(RED, node, async (msg: Msg, send, { signal }) => {
+      if (gw instanceof GatewayError) throw gw;
+      const operation = msg.operation ?? config.operation ?? 'list';
+      if (operation === 'create') {
+        const body = checkContractBody(msg.payload);
+        const query = mergeQuery({}, msg.query);
+        const res = await brokerRequest(gw, { method: 'POST', path: PATHS.contract, body, query, idempotent: false, signal });
+        msg.payload = parseReply(messageReply, res.body, `POST ${PATHS.contract}`);
+        msg.statusCode = res.statusCode;
+      } else if (operation === 'list') {
+        const query = mergeQuery(defined(listQuery(config, msg.payload)), msg.query);
+        const res = await brokerRequest(gw, { method: 'GET', path: PATHS.contract, query, idempotent: true, signal });
+        msg.payload = parseReply(contractList, res.body, `GET ${PATHS.contract}`);
+        msg.statusCode = res.statusCode;
+      } else {
+        throw badInput(msg.operation !== undefined ? 'msg.operation' : 'operation', `must be "create" or "list", not ${JSON.stringify(operation).slice(0, 30)}`);
+      }
+      send(msg);
+    });
+  }
+
+  RED.nodes.registerType('iotgw-lorawan-contract', IotgwLorawanContractNode as unknown as (this: Node, c: NodeDef) => void);
+}

@@ -1,0 +1,132 @@
+/**
+ * `iotgw-lorawan-devices` (endpoint 8): lists the LoRaWAN device inventory. One page, or
+ * every page in turn until the service says `last`: each page is sent on as its own msg
+ * with `msg.parts` (type array), so a join node in automatic mode merges them, and the
+ * node never holds more than one page. The page arrives wrapped in a one-element array
+ * (as documented) or bare; both are accepted. Session keys (`nwkskey`, `appskey`) are
+ * removed from every device unless `includeKeys` is ticked.
+ */
+import type { Node, NodeAPI, NodeDef } from 'node-red';
+import { GatewayError, badInput } from '../lib/errors';
+import { handleInput, isPlainObject, mergeQuery, useConfigNode, type Msg } from '../lib/node-kit';
+import { PATHS, brokerRequest, checkDevEui, checkView, defined, devicePageReply, optionalInt, paramName, redactDevice, say, type DevicePage } from '../lib/broker-api';
+import { parseReply } from '../lib/terminal-api';
+import { isGateway } from './iotgw-terminal-mode';
+
+export interface DevicesConfig extends NodeDef {
+  gateway: string;
+  customerId?: string | number;
+  devEui?: string;
+  /** "" (not sent), "true" (receivable view) or "false" (payable view). */
+  receivable?: string | boolean;
+  page?: string | number;
+  pageSize?: string | number;
+  allPages?: boolean;
+  includeKeys?: boolean;
+  pageParam?: string;
+  pageSizeParam?: string;
+}
+
+const OVERRIDES = ['customerId', 'devEui', 'receivable', 'page', 'pageSize', 'allPages'] as const;
+
+interface Request {
+  filters: Record<string, string | number | boolean | undefined>;
+  page: number;
+  pageSize: number;
+  allPages: boolean;
+}
+
+/** Filters and paging: settings, overridden by the same names in msg.payload (a plain object). */
+export function readRequest(config: DevicesConfig, payload: unknown): Request {
+  const src: Record<string, unknown> = { ...config };
+  let where = (k: string) => k;
+  if (isPlainObject(payload)) {
+    for (const k of Object.keys(payload)) {
+      if (!(OVERRIDES as readonly string[]).includes(k)) {
+        const hint = OVERRIDES.find((f) => f.toLowerCase() === k.toLowerCase());
+        throw badInput(`msg.payload.${k}`, `unknown option${hint ? ` (did you mean ${hint}?)` : `; allowed: ${OVERRIDES.join(', ')} (other parameters go in msg.query)`}`);
+      }
+    }
+    Object.assign(src, payload);
+    where = (k) => (k in payload ? `msg.payload.${k}` : k);
+  }
+  if (src.allPages !== undefined && typeof src.allPages !== 'boolean') throw badInput(where('allPages'), 'must be true or false');
+  return {
+    filters: {
+      customerId: optionalInt(src.customerId, where('customerId'), 1),
+      devEui: checkDevEui(src.devEui, where('devEui')),
+      receivable: checkView(src.receivable, where('receivable')),
+    },
+    page: optionalInt(src.page, where('page'), 0) ?? 1,
+    pageSize: optionalInt(src.pageSize, where('pageSize'), 1, 100000) ?? 100,
+    allPages: src.allPages === true,
+  };
+}
+
+/** What msg.page carries: the page envelope without its content. */
+function pageInfo(p: DevicePage): Record<string, unknown> {
+  const info: Record<string, unknown> = { ...p };
+  delete info.content;
+  return info;
+}
+
+export default function register(RED: NodeAPI): void {
+  function IotgwLorawanDevicesNode(this: Node, config: DevicesConfig) {
+    RED.nodes.createNode(this, config);
+    const node = this;
+    const gw = useConfigNode(RED, node, config.gateway, isGateway, 'gateway', 'iotgw-gateway');
+    const includeKeys = config.includeKeys === true;
+
+    handleInput(RED, node, async (msg: Msg, send, { signal }) => {
+      if (gw instanceof GatewayError) throw gw;
+      const pageParam = paramName(config.pageParam, 'page', 'pageParam');
+      const sizeParam = paramName(config.pageSizeParam, 'pageSize', 'pageSizeParam');
+      const req = readRequest(config, msg.payload);
+      mergeQuery({}, msg.query); // refuse a bad msg.query before any request
+      const where = `GET ${PATHS.devices}`;
+      const partsId = RED.util.generateId();
+      const rest: Msg = { ...msg };
+      delete rest.payload;
+      let announced: number | undefined;
+      let previous: number | undefined;
+      for (let index = 0, page = req.page; ; index++, page++) {
+        signal.throwIfAborted();
+        const query = mergeQuery({ ...defined(req.filters), [pageParam]: page, [sizeParam]: req.pageSize }, msg.query);
+        const res = await brokerRequest(gw, { method: 'GET', path: PATHS.devices, query, idempotent: true, signal });
+        const p = parseReply(devicePageReply, res.body, where);
+        const number = p.number ?? (typeof p.pageable === 'object' ? p.pageable?.pageNumber : undefined) ?? undefined;
+        if (previous !== undefined && typeof number === 'number' && number !== previous + 1) {
+          throw new GatewayError(
+            'BAD_RESPONSE',
+            `${where}: asked for the page after ${previous} and got page ${number}; does the service name the page parameter "${pageParam}"? Set the page parameter name in the node`,
+          );
+        }
+        previous = typeof number === 'number' ? number : undefined;
+        const devices = includeKeys ? p.content : p.content.map(redactDevice);
+        const last = !req.allPages || p.last || p.content.length === 0;
+        const out: Msg = last ? msg : (RED.util.cloneMessage(rest) as Msg);
+        out.payload = devices;
+        out.page = pageInfo(p);
+        out.statusCode = res.statusCode;
+        if (req.allPages) {
+          if (index === 0 && typeof p.totalPages === 'number') announced = Math.max(1, p.totalPages - (typeof number === 'number' ? number : 0));
+          // len > 1 tells the join node to concatenate the page arrays into one array.
+          const parts: { id: string; index: number; type: string; len: number; count?: number; parts?: unknown } = { id: partsId, index, type: 'array', len: Math.max(2, p.size ?? req.pageSize) };
+          if (announced !== undefined) parts.count = announced;
+          if (rest.parts !== undefined) parts.parts = rest.parts;
+          out.parts = parts as unknown as Msg['parts'];
+          // The inventory changed while walking (or no total was given): end the sequence here.
+          if (last && announced !== index + 1) {
+            parts.count = index + 1;
+            out.complete = true;
+          }
+          node.status({ fill: 'blue', shape: 'dot', text: say(RED, 'iotgw-lorawan-devices.status.page', `page ${index + 1} of ${announced ?? '?'}`, { page: index + 1, count: announced ?? '?' }) });
+        }
+        send(out);
+        if (last) return;
+      }
+    });
+  }
+
+  RED.nodes.registerType('iotgw-lorawan-devices', IotgwLorawanDevicesNode as unknown as (this: Node, c: NodeDef) => void);
+}
