@@ -1,0 +1,149 @@
+'use strict';
+/**
+ * Shared fixtures of the issue-5 tests (reliability, properties, secrets): one entry per
+ * request node type with a valid input, the simulator route it calls and what each fault
+ * kind must end in. Node types still being built are added here as they land; the tests
+ * iterate over `landedSpecs()`, so a spec whose type is not in package.json yet is skipped
+ * by construction (not by a skipped test).
+ */
+const assert = require('node:assert/strict');
+const pkg = require('../../package.json');
+
+const LANDED = new Set(Object.keys(pkg['node-red'].nodes));
+
+/**
+ * What a fault hitting a node's only request must end in: 'ok' (the node copes: retried,
+ * renewed or tolerated) or an error code. `method` is the HTTP method of the node's call.
+ */
+function expectedOutcome(kind, method) {
+  const get = method === 'GET';
+  switch (kind) {
+    case 'rate-limit':
+    case 'unavailable':
+    case 'token-expiry':
+    case 'extra-fields':
+      return 'ok';
+    case 'server-error':
+      return get ? 'ok' : 'HTTP_ERROR';
+    case 'reset':
+      return get ? 'ok' : 'NETWORK';
+    case 'slow':
+      return get ? 'ok' : 'TIMEOUT';
+    case 'malformed-json':
+    case 'truncated-json':
+    case 'html':
+    case 'content-type':
+    case 'oversized':
+    case 'wrong-types':
+      return 'BAD_RESPONSE';
+    default:
+      throw new Error(`no expectation for fault kind ${kind}`);
+  }
+}
+
+/** Request node types of the package: how to drive one with a valid msg. */
+const SPECS = [
+  {
+    type: 'iotgw-terminal-mode',
+    props: { mode: 0, wakeupInterval: 0, family: 'any', lingerMs: 0 },
+    outputs: 2,
+    route: 'terminal/mode',
+    method: 'POST',
+    validMsg: (i) => ({ payload: { DestinationID: i % 2 ? '01000001SKYA001' : '01000003SKYB003', Mode: 0, UserMessageID: i + 1 } }),
+    /** int64 edges in the reply's ID fields are passed on exactly. */
+    int64: 'ok',
+  },
+  {
+    type: 'iotgw-cancel',
+    props: { lingerMs: 0 },
+    outputs: 1,
+    route: 'terminal/cancel',
+    method: 'POST',
+    validMsg: (i) => ({ payload: 1000 + i }),
+    // A result whose ID is not the one asked for is refused (it is someone else's result).
+    int64: 'BAD_RESPONSE',
+  },
+  {
+    type: 'iotgw-status-poller',
+    props: { autoStart: false, intervalSeconds: 3600, startFrom: '-1h', output: 'batch' },
+    outputs: 1,
+    route: 'terminal/status',
+    method: 'GET',
+    validMsg: () => ({ payload: 'poll' }),
+    int64: 'ok',
+    /** Poll msgs end with done(); the records are new msgs. */
+    passesMsgOn: false,
+  },
+];
+
+function landedSpecs() {
+  return SPECS.filter((s) => LANDED.has(s.type));
+}
+
+/** What a fault kind should end in for a spec. */
+function outcomeFor(spec, kind) {
+  if (kind === 'int64-edges') return spec.int64;
+  return expectedOutcome(kind, spec.method);
+}
+
+/**
+ * A flow around one node under test: its outputs go to helper nodes, a Complete node
+ * reports every done() and a Catch node every done(err) of that node, so each input msg
+ * (tagged with `rid`) can be accounted for exactly once.
+ */
+function ledgerFlow(gw, spec, extraProps = {}) {
+  const outs = Array.from({ length: spec.outputs }, (_, i) => `out${i}`);
+  return [
+    gw,
+    { id: 'dut', type: spec.type, gateway: 'gw', ...spec.props, ...extraProps, wires: outs.map((o) => [o]) },
+    ...outs.map((id) => ({ id, type: 'helper' })),
+    { id: 'ledger-complete', type: 'complete', scope: ['dut'], uncaught: false, wires: [['completed']] },
+    { id: 'completed', type: 'helper' },
+    { id: 'ledger-catch', type: 'catch', scope: ['dut'], uncaught: false, wires: [['caught']] },
+    { id: 'caught', type: 'helper' },
+  ];
+}
+
+/** Listens to a loaded ledger flow and accounts for every msg by its `rid`. */
+class Ledger {
+  constructor(n, outputs) {
+    this.completed = [];
+    this.caught = [];
+    this.sent = [];
+    this.other = []; // errors without a rid (a poller's own reports)
+    n.get('completed').on('input', (m) => this.completed.push(m));
+    n.get('caught').on('input', (m) => (m.rid === undefined ? this.other.push(m) : this.caught.push(m)));
+    for (let i = 0; i < outputs; i++) n.get(`out${i}`).on('input', (m) => this.sent.push(m));
+  }
+
+  /** How many of these rids have ended (done or done(err)). */
+  endedCount(rids) {
+    const set = new Set(rids);
+    return this.completed.filter((m) => set.has(m.rid)).length + this.caught.filter((m) => set.has(m.rid)).length;
+  }
+
+  /** Asserts that each rid ended exactly once; returns {rid: 'ok' | code}. */
+  assertEachEndedOnce(rids) {
+    const out = {};
+    const count = new Map(rids.map((r) => [r, 0]));
+    for (const m of this.completed) if (count.has(m.rid)) (count.set(m.rid, count.get(m.rid) + 1), (out[m.rid] = 'ok'));
+    for (const m of this.caught) if (count.has(m.rid)) (count.set(m.rid, count.get(m.rid) + 1), (out[m.rid] = m.error && m.error.code));
+    for (const [rid, c] of count) assert.equal(c, 1, `msg ${rid} ended ${c} times (expected exactly one done() or done(err))`);
+    for (const m of this.caught) {
+      if (count.has(m.rid)) assert.equal(this.sent.filter((s) => s.rid === m.rid).length, 0, `msg ${m.rid} ended with an error but was also sent on`);
+    }
+    return out;
+  }
+}
+
+/** Sentinel credentials: recognisable, so that any leak is found by a plain search. */
+const SENTINELS = {
+  token: 'SENTINEL-TOKEN-7f3a9c1e5b2d4086',
+  clientId: 'SENTINEL-CLIENT-ID-2b8e6d4f',
+  clientSecret: 'SENTINEL-SECRET-c4e1a7f93d5b2068',
+  brokerClientId: 'SENTINEL-BROKER-ID-5d9f1b3e',
+  brokerAccessToken: 'SENTINEL-BROKER-TOKEN-8a2c6e0f4b7d',
+  authToken: 'SENTINEL-APP-TOKEN-3e7b1d9f5a2c',
+};
+
+module.exports = { SPECS, landedSpecs, outcomeFor, expectedOutcome, ledgerFlow, Ledger, SENTINELS, LANDED };
