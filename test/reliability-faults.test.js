@@ -38,7 +38,6 @@ describe('reliability: injected faults, per node type', function () {
   });
   after(async function () {
     await new Promise((r) => helper.stopServer(r));
-    // eslint-disable-next-line no-console
     console.log(`      [figures] faults injected: ${figures.faults}, msgs accounted for: ${figures.msgs}`);
   });
   beforeEach(async function () {

@@ -143,7 +143,6 @@ describe('reliability: the status poller across redeploy, restart and hard kill 
   });
 
   after(function () {
-    // eslint-disable-next-line no-console
     console.log(`      [figures] ${JSON.stringify(figures)}`);
   });
 
