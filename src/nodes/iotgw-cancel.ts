@@ -76,7 +76,14 @@ export default function register(RED: NodeAPI): void {
       if (gw instanceof GatewayError) throw gw;
       const ids = readIds(msg.payload);
       const query = mergeQuery({}, msg.query);
-      const results = await pool.submit(gw, ids, query);
+      let results: Cancellation[];
+      try {
+        results = await pool.submit(gw, ids, query);
+      } catch (err) {
+        const partial = (err as { partial?: { results: Array<Cancellation | undefined> } }).partial;
+        if (partial) msg.results = partial.results.map((r) => r ?? null);
+        throw err;
+      }
       msg.payload = results.map((c) => {
         const out: Cancellation & { CancellationStatusName?: string } = { ...c };
         for (const k of ['ID', 'CancelRequestID'] as const) {
