@@ -93,6 +93,9 @@ export interface ClientStats {
   tokenFetches: number;
 }
 
+/** Certificate errors from Node's TLS layer: permanent, never retried. */
+const TLS_ERROR_CODES = /CERT|SELF_SIGNED|UNABLE_TO_(VERIFY|GET)|ERR_TLS|DEPTH_ZERO/;
+
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
 
 export function isLoopbackHost(hostname: string): boolean {
@@ -284,7 +287,7 @@ export class ApiClient {
       } catch (err) {
         releaseSlot?.();
         const ge = err instanceof GatewayError ? err : new GatewayError('NETWORK', `${where}: ${(err as Error)?.message ?? err}`);
-        if ((ge.code === 'NETWORK' || ge.code === 'TIMEOUT') && spec.idempotent && attempt < maxRetries && !spec.signal?.aborted && !this.closed) {
+        if ((ge.code === 'NETWORK' || ge.code === 'TIMEOUT') && !(ge as { permanent?: boolean }).permanent && spec.idempotent && attempt < maxRetries && !spec.signal?.aborted && !this.closed) {
           attempt++;
           this.stats.retries++;
           await sleep(this.backoff(attempt), spec.signal);
@@ -400,6 +403,13 @@ export class ApiClient {
       }
       const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
       const code = e.code ?? e.cause?.code;
+      if (code && TLS_ERROR_CODES.test(code)) {
+        // Not transient: retrying cannot help, and verification is never turned off for it.
+        throw Object.assign(
+          new GatewayError('NETWORK', `${where}: the TLS certificate of ${this.base.host} is not trusted (${code}); add its CA in a tls-config node selected in the config node`, { cause: err }),
+          { permanent: true },
+        );
+      }
       throw new GatewayError('NETWORK', `${where}: ${code ? `${code} ` : ''}${e.message ?? 'network error'} (is ${this.base.host} reachable?)`, { cause: err });
     } finally {
       clearTimeout(timer);
