@@ -76,3 +76,18 @@ export function describeType(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
+
+/**
+ * A short, safe rendering of any value for an error message: never throws (BigInt,
+ * functions, symbols and cycles are fine) and never echoes more than `max` characters.
+ */
+export function showValue(value: unknown, max = 40): string {
+  let s: string | undefined;
+  try {
+    s = typeof value === 'bigint' ? `${value}n` : JSON.stringify(value);
+  } catch {
+    s = undefined;
+  }
+  if (s === undefined) s = describeType(value);
+  return s.length > max ? `${s.slice(0, max)}...` : s;
+}

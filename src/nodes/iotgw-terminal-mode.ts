@@ -9,7 +9,7 @@ import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red';
 import { SendPool } from '../lib/send-pool';
 import { nameErrors, throwOnCallError } from '../lib/gateway-errors';
 import { GatewayError, badInput } from '../lib/errors';
-import { describeType, int64Out, toInt64 } from '../lib/int64';
+import { describeType, int64Out, showValue, toInt64 } from '../lib/int64';
 import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg } from '../lib/node-kit';
 import { parseReply, submitReply, type SubmitResult } from '../lib/terminal-api';
 import type { GatewayNode } from './iotgw-gateway';
@@ -54,11 +54,11 @@ export function checkModeItem(raw: unknown, where: string, defaults: { mode: num
   else if (dest.length > 64 || /[\u0000-\u001f\u007f]/.test(dest)) problems.push(`${where}.DestinationID: at most 64 printable characters`);
   const mode = raw.Mode ?? defaults.mode;
   if (typeof mode !== 'number' || !Number.isInteger(mode) || mode < 0 || mode > 3) {
-    problems.push(`${where}.Mode: must be an integer 0 to 3 (0 ALWAYS_ON, 1 WAKE_UP, 2 RECEIVE_ON_SEND, 3 HYBRID), not ${JSON.stringify(mode)}`);
+    problems.push(`${where}.Mode: must be an integer 0 to 3 (0 ALWAYS_ON, 1 WAKE_UP, 2 RECEIVE_ON_SEND, 3 HYBRID), not ${showValue(mode)}`);
   }
   const wakeup = raw.WakeupInterval ?? defaults.wakeup;
   if (typeof wakeup !== 'number' || !Number.isInteger(wakeup) || wakeup < 0 || wakeup > 15) {
-    problems.push(`${where}.WakeupInterval: must be an integer 0 to 15, not ${JSON.stringify(wakeup)}`);
+    problems.push(`${where}.WakeupInterval: must be an integer 0 to 15, not ${showValue(wakeup)}`);
   }
   if (family === 'IDP') {
     if (mode === 2 || mode === 3) problems.push(`${where}.Mode: ${mode === 2 ? 'RECEIVE_ON_SEND' : 'HYBRID'} is OGx only; the terminal family is IDP (allowed: 0 or 1)`);
@@ -116,7 +116,7 @@ export default function register(RED: NodeAPI): void {
       if (gw instanceof GatewayError) throw gw;
       const familyRaw = msg.terminalFamily ?? config.family ?? 'any';
       if (familyRaw !== 'any' && familyRaw !== 'IDP' && familyRaw !== 'OGx') {
-        throw badInput('msg.terminalFamily', `must be "IDP", "OGx" or "any", not ${JSON.stringify(familyRaw).slice(0, 40)}`);
+        throw badInput('msg.terminalFamily', `must be "IDP", "OGx" or "any", not ${showValue(familyRaw)}`);
       }
       const payload = msg.payload;
       const list = Array.isArray(payload) ? payload : [payload];
