@@ -56,6 +56,9 @@ const badQuery = fc.oneof(
 
 // ---- per node type: generators of bad msgs ---------------------------------------------
 
+/** A control character (C0 or DEL). */
+const hasControl = (s) => [...s].some((c) => c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127);
+
 const VALID_MODE = { DestinationID: '01000001SKYA001', Mode: 0 };
 
 /** A ModeMessage item that must be refused, and the field named. */
@@ -63,9 +66,9 @@ function badModeItem(where) {
   return fc.oneof(
     weird.filter((v) => typeof v !== 'string').map((v) => ({ item: v, field: where })),
     nastyString
-      .filter((s) => s.trim() === '' || s.length > 64 || /[\u0000-\u001f\u007f]/.test(s))
+      .filter((s) => s.trim() === '' || s.length > 64 || hasControl(s))
       .map((s) => ({ item: s, field: `${where}.DestinationID` })),
-    fc.oneof(weird, fc.constant(''), nastyString.filter((s) => s.trim() === '' || s.length > 64 || /[\u0000-\u001f\u007f]/.test(s))).map((d) => ({ item: { ...VALID_MODE, DestinationID: d }, field: `${where}.DestinationID` })),
+    fc.oneof(weird, fc.constant(''), nastyString.filter((s) => s.trim() === '' || s.length > 64 || hasControl(s))).map((d) => ({ item: { ...VALID_MODE, DestinationID: d }, field: `${where}.DestinationID` })),
     fc.oneof(weird, fc.integer().filter((m) => m < 0 || m > 3), fc.double().filter((m) => !Number.isInteger(m)), fc.string())  .filter((m) => m !== null && m !== undefined && !(Number.isInteger(m) && m >= 0 && m <= 3)).map((m) => ({ item: { ...VALID_MODE, Mode: m }, field: `${where}.Mode` })),
     fc.oneof(weird, fc.integer().filter((w) => w < 0 || w > 15), fc.string()).filter((w) => w !== null && w !== undefined && !(Number.isInteger(w) && w >= 0 && w <= 15)).map((w) => ({ item: { ...VALID_MODE, WakeupInterval: w }, field: `${where}.WakeupInterval` })),
     fc
