@@ -4,6 +4,7 @@
  * concurrency cap), its bearer token and the broker headers. Every node of the account
  * shares them, like the MQTT broker node shares one connection.
  */
+import { EventEmitter } from 'node:events';
 import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { ApiClient, checkBaseUrl, type AuthProvider, type TlsOptions } from '../lib/http';
 import { ClientCredentialsBearer, StaticBearer, StaticHeaders } from '../lib/auth';
@@ -55,6 +56,13 @@ export interface GatewayNode extends Node<GatewayCredentials> {
   /** `/api/v{version}/<rest>` */
   apiPath(rest: string): string;
   catalogue: ErrorCatalogue;
+  /**
+   * Status records of the account, as its status pollers fetch them ('records', records)
+   * so that other nodes (the message tracker) use them without spending GET calls.
+   * `pollers` counts the status pollers feeding it.
+   */
+  statusFeed: EventEmitter;
+  pollers: Set<string>;
   register(user: Node): void;
   deregister(user: Node): void;
 }
@@ -185,11 +193,17 @@ export default function register(RED: NodeAPI): void {
 
     node.catalogue = new ErrorCatalogue(() => ({ client: node.client(), auth: node.bearerAuth(), path: node.apiPath('info/service') }));
 
+    node.statusFeed = new EventEmitter();
+    node.statusFeed.setMaxListeners(0);
+    node.pollers = new Set();
     node.register = (user: Node) => {
       users.add(user.id);
+      if (user.type === 'iotgw-status-poller') node.pollers.add(user.id);
+      node.statusFeed.emit('pollers', node.pollers.size);
     };
     node.deregister = (user: Node) => {
       users.delete(user.id);
+      if (node.pollers.delete(user.id)) node.statusFeed.emit('pollers', node.pollers.size);
     };
 
     node.on('close', (_removed: boolean, done: () => void) => {

@@ -113,6 +113,8 @@ export default function register(RED: NodeAPI): void {
         }
         return rec;
       });
+      // Other nodes of the account (the message tracker) see the records too.
+      if (out.length && !(gw instanceof GatewayError)) gw.statusFeed.emit('records', out);
       if (batchMode) {
         if (out.length) node.send({ topic: 'statusUpdates', payload: out, fromUTC: from, nextFromUTC: next, statusCode: 200 } as NodeMessage);
       } else {
