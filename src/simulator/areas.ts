@@ -3,6 +3,8 @@
  * Each entry creates one area from the simulator's options; add new areas here.
  */
 import type { SimServer } from './server';
+import { createAppArea } from './app';
+import { BrokerApi, type BrokerOptions } from './broker';
 
 /** An area of the simulator (broker/SMS, app API) that mounts its routes. */
 export interface SimArea {
@@ -13,4 +15,7 @@ export interface SimArea {
   state?(): unknown;
 }
 
-export const AREAS: Array<{ name: string; create: (options: Record<string, unknown>) => SimArea }> = [];
+export const AREAS: Array<{ name: string; create: (options: Record<string, unknown>) => SimArea }> = [
+  { name: 'broker', create: (o) => new BrokerApi(o.broker as Partial<BrokerOptions> | undefined) },
+  { name: 'app', create: createAppArea },
+];
