@@ -57,8 +57,8 @@ export class ClientCredentialsBearer implements AuthProvider {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async headers(client: ApiClient, signal?: AbortSignal): Promise<Record<string, string>> {
-    return { authorization: `Bearer ${await this.get(client, signal)}` };
+  async headers(client: ApiClient): Promise<Record<string, string>> {
+    return { authorization: `Bearer ${await this.get(client)}` };
   }
 
   renew(refused: Record<string, string>): boolean {
@@ -70,17 +70,21 @@ export class ClientCredentialsBearer implements AuthProvider {
     return true;
   }
 
-  private get(client: ApiClient, signal?: AbortSignal): Promise<string> {
+  /**
+   * One fetch serves every caller of the account, so it does not take any one caller's
+   * abort signal (a node closing must not fail its siblings); the timeout bounds it.
+   */
+  private get(client: ApiClient): Promise<string> {
     if (this.token && this.now() < this.expiresAt) return Promise.resolve(this.token);
     if (!this.pending) {
-      this.pending = this.fetch(client, signal).finally(() => {
+      this.pending = this.fetch(client).finally(() => {
         this.pending = undefined;
       });
     }
     return this.pending;
   }
 
-  private async fetch(client: ApiClient, signal?: AbortSignal): Promise<string> {
+  private async fetch(client: ApiClient): Promise<string> {
     client.stats.tokenFetches++;
     let res;
     try {
@@ -89,7 +93,6 @@ export class ClientCredentialsBearer implements AuthProvider {
         path: this.tokenPath,
         form: { grant_type: 'client_credentials', client_id: this.clientId, client_secret: this.clientSecret },
         idempotent: true,
-        signal,
       });
     } catch (err) {
       if (err instanceof GatewayError && (err.statusCode === 400 || err.statusCode === 401 || err.statusCode === 403)) {
