@@ -140,7 +140,7 @@ describe('iotgw-lorawan-contract and iotgw-lorawan-referral against the simulato
       n.get('contract').receive({ payload: { customerId: 'abc' } });
       n.get('contract').receive({ payload: {}, query: 'page=2' });
       await until(() => caught.length === 3);
-      assert.match(caught[0].error.message, /msg\.payload\.customerID: unknown filter \(did you mean customerId\?\)/);
+      assert.match(caught[0].error.message, /msg\.payload\.customerID: unknown option \(did you mean customerId\?\)/);
       assert.match(caught[1].error.message, /msg\.payload\.customerId: must be an integer/);
       assert.match(caught[2].error.message, /msg\.query: must be an object/);
       assert.ok(caught.every((c) => c.error.code === 'BAD_INPUT'));

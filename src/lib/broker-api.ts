@@ -121,6 +121,22 @@ export function checkView(value: unknown, field: string): boolean | undefined {
   throw badInput(field, `must be true (receivable view), false (payable view) or empty, not ${JSON.stringify(value).slice(0, 40)}`);
 }
 
+/**
+ * Settings overridden by the same names in msg.payload when it is a plain object (any other
+ * payload, such as an inject timestamp, is ignored). Unknown names are refused with a hint.
+ * Returns the merged values and, for messages, where each value came from.
+ */
+export function withOverrides(config: object, payload: unknown, allowed: readonly string[]): { src: Record<string, unknown>; where: (k: string) => string } {
+  if (!isPlainObject(payload)) return { src: { ...config }, where: (k) => k };
+  for (const k of Object.keys(payload)) {
+    if (!allowed.includes(k)) {
+      const hint = allowed.find((f) => f.toLowerCase() === k.toLowerCase());
+      throw badInput(`msg.payload.${k}`, `unknown option${hint ? ` (did you mean ${hint}?)` : `; allowed: ${allowed.join(', ')} (other parameters go in msg.query)`}`);
+    }
+  }
+  return { src: { ...config, ...payload }, where: (k) => (k in payload ? `msg.payload.${k}` : k) };
+}
+
 /** Adds the defined entries of `values` to a query. */
 export function defined(values: Record<string, string | number | boolean | bigint | undefined>): Query {
   const q: Query = {};

@@ -6,8 +6,8 @@
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { GatewayError, badInput } from '../lib/errors';
-import { handleInput, isPlainObject, mergeQuery, useConfigNode, type Msg } from '../lib/node-kit';
-import { PATHS, brokerRequest, checkContractBody, contractList, defined, messageReply, optionalInt } from '../lib/broker-api';
+import { handleInput, mergeQuery, useConfigNode, type Msg } from '../lib/node-kit';
+import { PATHS, brokerRequest, checkContractBody, contractList, defined, messageReply, optionalInt, withOverrides } from '../lib/broker-api';
 import { parseReply } from '../lib/terminal-api';
 import { isGateway } from './iotgw-terminal-mode';
 
@@ -25,18 +25,7 @@ const FILTERS = ['planDesc', 'customerId', 'externalId', 'page', 'pageSize'] as 
 
 /** The list query: settings, overridden by the same names in msg.payload (a plain object). */
 export function listQuery(config: ContractConfig, payload: unknown): Record<string, string | number | undefined> {
-  const src: Record<string, unknown> = { ...config };
-  let where = (k: string) => k;
-  if (isPlainObject(payload)) {
-    for (const k of Object.keys(payload)) {
-      if (!(FILTERS as readonly string[]).includes(k)) {
-        const hint = FILTERS.find((f) => f.toLowerCase() === k.toLowerCase());
-        throw badInput(`msg.payload.${k}`, `unknown filter${hint ? ` (did you mean ${hint}?)` : `; allowed: ${FILTERS.join(', ')} (other parameters go in msg.query)`}`);
-      }
-    }
-    Object.assign(src, payload);
-    where = (k) => (k in payload ? `msg.payload.${k}` : k);
-  }
+  const { src, where } = withOverrides(config, payload, FILTERS);
   const text = (k: 'planDesc' | 'externalId') => {
     const v = src[k];
     if (v === undefined || v === null || v === '') return undefined;

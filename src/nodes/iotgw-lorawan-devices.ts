@@ -8,8 +8,8 @@
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { GatewayError, badInput } from '../lib/errors';
-import { handleInput, isPlainObject, mergeQuery, useConfigNode, type Msg } from '../lib/node-kit';
-import { PATHS, brokerRequest, checkDevEui, checkView, defined, devicePageReply, optionalInt, paramName, redactDevice, say, type DevicePage } from '../lib/broker-api';
+import { handleInput, mergeQuery, useConfigNode, type Msg } from '../lib/node-kit';
+import { PATHS, brokerRequest, checkDevEui, checkView, defined, devicePageReply, optionalInt, paramName, redactDevice, say, withOverrides, type DevicePage } from '../lib/broker-api';
 import { parseReply } from '../lib/terminal-api';
 import { isGateway } from './iotgw-terminal-mode';
 
@@ -38,18 +38,7 @@ interface Request {
 
 /** Filters and paging: settings, overridden by the same names in msg.payload (a plain object). */
 export function readRequest(config: DevicesConfig, payload: unknown): Request {
-  const src: Record<string, unknown> = { ...config };
-  let where = (k: string) => k;
-  if (isPlainObject(payload)) {
-    for (const k of Object.keys(payload)) {
-      if (!(OVERRIDES as readonly string[]).includes(k)) {
-        const hint = OVERRIDES.find((f) => f.toLowerCase() === k.toLowerCase());
-        throw badInput(`msg.payload.${k}`, `unknown option${hint ? ` (did you mean ${hint}?)` : `; allowed: ${OVERRIDES.join(', ')} (other parameters go in msg.query)`}`);
-      }
-    }
-    Object.assign(src, payload);
-    where = (k) => (k in payload ? `msg.payload.${k}` : k);
-  }
+  const { src, where } = withOverrides(config, payload, OVERRIDES);
   if (src.allPages !== undefined && typeof src.allPages !== 'boolean') throw badInput(where('allPages'), 'must be true or false');
   return {
     filters: {
