@@ -68,7 +68,6 @@ export default function register(RED: NodeAPI): void {
     let refSeq = 0;
     /** Closed records seen recently, for watches that start after the record arrived. */
     const recent = new Map<string, StatusRecord>();
-    let sweepTimer: NodeJS.Timeout | undefined;
     let closed = false;
 
     const persist = (): Promise<void> =>
@@ -232,11 +231,11 @@ export default function register(RED: NodeAPI): void {
     void load().then(() => {
       if (!closed) showStatus();
     }, (e: Error) => node.error(`could not read the watch list: ${e.message}`));
-    sweepTimer = setInterval(sweep, Math.max(200, Math.min(60_000, limitMs / 20)));
+    const sweepTimer = setInterval(sweep, Math.max(200, Math.min(60_000, limitMs / 20)));
 
     node.on('close', (_removed: boolean, done: () => void) => {
       closed = true;
-      if (sweepTimer) clearInterval(sweepTimer);
+      clearInterval(sweepTimer);
       gw.statusFeed.off('records', onRecords);
       gw.statusFeed.off('pollers', onPollers);
       done();
