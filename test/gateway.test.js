@@ -78,7 +78,7 @@ describe('iotgw-gateway: auth, limits, retries and faults', function () {
     n.get('mode').receive({ payload: ITEM });
     await until(() => caught.length === 1);
     assert.equal(caught[0].error.code, 'UNAUTHORIZED');
-    assert.equal(caught[0].error.statusCode, undefined, 'msg.error carries code and message');
+    assert.equal(caught[0].statusCode, 401, 'msg.statusCode carries the failed reply\'s status');
     assert.equal(sim.server.callsTo('terminal/mode').length, 1);
   });
 

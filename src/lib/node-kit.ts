@@ -86,6 +86,8 @@ export function handleInput(
       inFlight--;
       if (err) {
         handle.fail(err);
+        // The HTTP status of the failed reply reaches Catch nodes as msg.statusCode.
+        if (err.statusCode !== undefined) (msg as Msg).statusCode = err.statusCode;
         done(err);
       } else {
         if (inFlight === 0) showIdle();
@@ -131,8 +133,16 @@ export function resolveCredential(RED: NodeAPI, node: Node, value: unknown): str
 /** A plain object check that refuses arrays, class instances and null. */
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
+  const proto = Object.getPrototypeOf(v) as { constructor?: unknown } | null;
+  if (proto === Object.prototype || proto === null) return true;
+  // An object literal made in another realm, such as a function node's vm sandbox: its
+  // prototype is that realm's Object.prototype, whose own prototype is null.
+  return (
+    Object.getPrototypeOf(proto) === null &&
+    Object.prototype.toString.call(v) === '[object Object]' &&
+    typeof proto.constructor === 'function' &&
+    proto.constructor.name === 'Object'
+  );
 }
 
 /** Checks `msg.query` and returns base parameters with it merged last. */
