@@ -514,10 +514,11 @@ export class SimServer {
   }
 }
 
-/** Every number becomes a non-numeric string, every boolean a string (IDs and counts of the wrong type). */
+/** Every number becomes a non-numeric string, every boolean a string, every string a number (fields of the wrong type). */
 export function wrongTypes(v: unknown): unknown {
   if (typeof v === 'number' || typeof v === 'bigint') return 'not-a-number';
   if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  if (typeof v === 'string') return 12345;
   if (Array.isArray(v)) return v.map(wrongTypes);
   if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, wrongTypes(x)]));
   return v;

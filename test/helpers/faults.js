@@ -74,7 +74,104 @@ const SPECS = [
     /** Poll msgs end with done(); the records are new msgs. */
     passesMsgOn: false,
   },
+  // ---- LoRaWAN broker and SMS (areas b, c): broker headers from the gateway config node ----
+  {
+    type: 'iotgw-lorawan-contract',
+    props: { operation: 'list' },
+    outputs: 1,
+    route: 'broker/contract-list',
+    method: 'GET',
+    validMsg: () => ({ payload: {} }),
+    int64: 'ok',
+  },
+  {
+    type: 'iotgw-lorawan-contract',
+    label: 'iotgw-lorawan-contract (create)',
+    props: { operation: 'create' },
+    outputs: 1,
+    route: 'broker/contract-create',
+    method: 'POST',
+    validMsg: (i) => ({
+      payload: { customerId: 2, monthlyFee: 49.9, activationPrice: 10, planDesc: `Plano ${i}`, sharingType: 1, uplinkCount: 500, downlinkCount: 50, excessUplinkPrice: 0.02, excessDownlinkPrice: 0.1 },
+    }),
+    int64: 'ok',
+  },
+  {
+    type: 'iotgw-lorawan-referral',
+    props: {},
+    outputs: 1,
+    route: 'broker/referrals',
+    method: 'DELETE',
+    // Each referral can be removed once: a fresh ID per msg.
+    validMsg: (i) => ({ payload: 1 + (i % 499) }),
+    int64: 'ok',
+  },
+  {
+    type: 'iotgw-lorawan-devices',
+    props: { page: 1, pageSize: 20 },
+    outputs: 1,
+    route: 'broker/devices',
+    method: 'GET',
+    validMsg: () => ({ payload: '' }),
+    int64: 'ok',
+  },
+  {
+    type: 'iotgw-sms-request',
+    props: { wait: false, intervalSeconds: 0.1, timeLimitSeconds: 10 },
+    outputs: 1,
+    route: 'sms/request',
+    method: 'GET',
+    validMsg: () => ({ payload: 1 }),
+    int64: 'ok',
+  },
+  // ---- application API (area d): its own config node ----
+  {
+    type: 'iotgw-user',
+    config: 'app',
+    props: {},
+    outputs: 1,
+    route: 'app/user',
+    method: 'GET',
+    validMsg: () => ({ payload: '' }),
+    int64: 'ok',
+  },
+  {
+    type: 'iotgw-tag-list',
+    config: 'app',
+    props: { walk: 'page', page: '', perPage: '', offset: '', token: '', tokenType: 'str', search: '', searchType: 'str' },
+    outputs: 1,
+    route: 'app/tags',
+    method: 'GET',
+    validMsg: () => ({ payload: 'go' }),
+    int64: 'ok',
+  },
+  {
+    type: 'iotgw-tag-config',
+    config: 'app',
+    props: { token: '', tokenType: 'str', tagId: 'payload', tagIdType: 'msg', serialNumber: '', serialNumberType: 'str', chipset: '', chipsetType: 'str', version: '', versionType: 'str' },
+    outputs: 1,
+    route: 'app/tag-config',
+    method: 'GET',
+    validMsg: () => ({ payload: require('../../dist/simulator/app').simUuid(3, 1) }),
+    int64: 'ok',
+    // The configuration is a free-form object (the interface fixes no field), passed on as is:
+    // fields of other types are not an error for this node.
+    outcomes: { 'wrong-types': 'ok' },
+  },
 ];
+
+/** The config node a spec needs, for the simulator `sim`. */
+function configNode(spec, sim, gatewayNode, props = {}) {
+  if (spec.config === 'app') {
+    return { id: 'gw', type: 'iotgw-app', name: 'sim', baseUrl: sim.appUrl, timeoutSeconds: props.timeoutSeconds ?? 5, rateLimitCalls: props.rateLimitCalls ?? 0, rateLimitWindowSeconds: props.rateLimitWindowSeconds ?? 1, maxRetries: props.maxRetries ?? 3 };
+  }
+  return gatewayNode(sim, props);
+}
+
+/** Credentials for the flow of a spec (the config node always has the id "gw"). */
+function credsFor(spec, gwCreds) {
+  return spec.config === 'app' ? { gw: { authToken: 'app-demo-token' } } : { gw: gwCreds };
+}
 
 function landedSpecs() {
   return SPECS.filter((s) => LANDED.has(s.type));
@@ -82,6 +179,7 @@ function landedSpecs() {
 
 /** What a fault kind should end in for a spec. */
 function outcomeFor(spec, kind) {
+  if (spec.outcomes && spec.outcomes[kind]) return spec.outcomes[kind];
   if (kind === 'int64-edges') return spec.int64;
   return expectedOutcome(kind, spec.method);
 }
@@ -95,7 +193,7 @@ function ledgerFlow(gw, spec, extraProps = {}) {
   const outs = Array.from({ length: spec.outputs }, (_, i) => `out${i}`);
   return [
     gw,
-    { id: 'dut', type: spec.type, gateway: 'gw', ...spec.props, ...extraProps, wires: outs.map((o) => [o]) },
+    { id: 'dut', type: spec.type, [spec.config === 'app' ? 'app' : 'gateway']: 'gw', ...spec.props, ...extraProps, wires: outs.map((o) => [o]) },
     ...outs.map((id) => ({ id, type: 'helper' })),
     { id: 'ledger-complete', type: 'complete', scope: ['dut'], uncaught: false, wires: [['completed']] },
     { id: 'completed', type: 'helper' },
@@ -146,4 +244,4 @@ const SENTINELS = {
   authToken: 'SENTINEL-APP-TOKEN-3e7b1d9f5a2c',
 };
 
-module.exports = { SPECS, landedSpecs, outcomeFor, expectedOutcome, ledgerFlow, Ledger, SENTINELS, LANDED };
+module.exports = { SPECS, landedSpecs, configNode, credsFor, outcomeFor, expectedOutcome, ledgerFlow, Ledger, SENTINELS, LANDED };
