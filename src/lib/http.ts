@@ -165,10 +165,35 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** The server's own error text from the usual error bodies, never more than 300 chars. */
-export function serverErrorText(body: unknown): string | undefined {
+/**
+ * The server's own error text from the usual error bodies, never more than 300 chars.
+ * `secrets` (the credentials the request carried) are cut out first: a server that quotes
+ * the request in its error must not put a token into our error messages and logs.
+ */
+export function serverErrorText(body: unknown, secrets: string[] = []): string | undefined {
+  const full = rawServerText(body);
+  if (full === undefined) return undefined;
+  let text = full;
+  for (const s of secrets) if (s.length >= 4) text = text.split(s).join('[credential]');
+  return text.length > 300 ? `${text.slice(0, 297)}...` : text;
+}
+
+/** The credential values a request carried (auth headers, and a form's values but its grant type). */
+function secretsOf(authHeaders: Record<string, string>, spec: RequestSpec): string[] {
+  const out: string[] = [];
+  for (const v of Object.values(authHeaders)) {
+    out.push(v);
+    const m = /^\S+\s+(.+)$/.exec(v); // "Bearer <token>"
+    if (m) out.push(m[1]!);
+  }
+  for (const [k, v] of Object.entries(spec.form ?? {})) if (k !== 'grant_type') out.push(v);
+  // Longest first, so that "Bearer X" goes before X.
+  return out.sort((a, b) => b.length - a.length);
+}
+
+function rawServerText(body: unknown): string | undefined {
   // Some API gateways answer with a bare JSON string ("Client Id in the request ... is invalid").
-  if (typeof body === 'string' && body.trim()) return body.trim().length > 300 ? `${body.trim().slice(0, 297)}...` : body.trim();
+  if (typeof body === 'string' && body.trim()) return body.trim();
   if (body === null || typeof body !== 'object') return undefined;
   const b = body as Record<string, unknown>;
   const pick = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim() : undefined);
@@ -183,8 +208,7 @@ export function serverErrorText(body: unknown): string | undefined {
     (typeof b.valueInBytes === 'number' ? `valueInBytes ${b.valueInBytes}` : undefined);
   if (!text) return undefined;
   const code = pick(b.code);
-  const full = code && !text.includes(code) ? `${code}: ${text}` : text;
-  return full.length > 300 ? `${full.slice(0, 297)}...` : full;
+  return code && !text.includes(code) ? `${code}: ${text}` : text;
 }
 
 function isJsonType(ct: string | undefined): boolean {
@@ -314,7 +338,7 @@ export class ApiClient {
           await sleep(lim?.enabled ? 0 : wait, spec.signal);
           continue;
         }
-        throw this.errorFor(res, spec, `gave up after ${attempt + 1} attempts`);
+        throw this.errorFor(res, spec, `gave up after ${attempt + 1} attempts`, authHeaders);
       }
       if (status >= 500 && spec.idempotent && attempt < maxRetries) {
         attempt++;
@@ -322,7 +346,7 @@ export class ApiClient {
         await sleep(this.backoff(attempt), spec.signal);
         continue;
       }
-      if (status < 200 || status >= 300) throw this.errorFor(res, spec);
+      if (status < 200 || status >= 300) throw this.errorFor(res, spec, undefined, authHeaders);
       return res;
     }
   }
@@ -417,9 +441,9 @@ export class ApiClient {
     }
   }
 
-  private errorFor(res: ApiResponse, spec: RequestSpec, extra?: string): GatewayError {
+  private errorFor(res: ApiResponse, spec: RequestSpec, extra?: string, authHeaders: Record<string, string> = {}): GatewayError {
     const where = `${spec.method} ${spec.path}`;
-    const server = serverErrorText(res.body);
+    const server = serverErrorText(res.body, secretsOf(authHeaders, spec));
     const said = server ? `: ${server}` : '';
     const tail = extra ? ` (${extra})` : '';
     const s = res.statusCode;

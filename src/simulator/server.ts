@@ -57,6 +57,7 @@ export const FAULT_KINDS = [
   'extra-fields',
   'int64-edges',
   'token-expiry',
+  'echo',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -97,7 +98,7 @@ export interface Fault {
   kinds?: FaultKind[];
   /** Retry-After header value (seconds or an HTTP date) for rate-limit / unavailable. */
   retryAfter?: number | string;
-  /** Size of an `oversized` reply in bytes (default 40 MiB, streamed). */
+  /** Size of an `oversized` reply in bytes (default 40 MiB, streamed). (`echo`: a 400 whose error text quotes the request's credentials.) */
   sizeBytes?: number;
   /** Let this many matching requests pass before the fault starts. */
   skip?: number;
@@ -353,7 +354,7 @@ export class SimServer {
         await this.wait(before.fault.delayMs ?? 120_000, res);
         if (res.destroyed || res.writableEnded) return;
       } else {
-        await this.write(res, this.faultReply(before), record, before);
+        await this.write(res, this.faultReply(before, record), record, before);
         return;
       }
     }
@@ -384,7 +385,7 @@ export class SimServer {
   }
 
   /** The reply of a fault that replaces the handler ('before' phase). */
-  private faultReply(h: Hit): SimReply {
+  private faultReply(h: Hit, record?: CallRecord): SimReply {
     const f = h.fault;
     const retry = f.retryAfter !== undefined ? { 'retry-after': String(f.retryAfter) } : undefined;
     const withHeaders = (headers?: Record<string, string>) => (headers || f.headers ? { ...headers, ...f.headers } : undefined);
@@ -415,6 +416,13 @@ export class SimServer {
         };
       case 'oversized':
         return { status: f.status ?? 200, headers: withHeaders({ 'content-type': 'application/json; charset=utf-8' }) };
+      case 'echo': {
+        // A careless server that quotes the request (credentials included) in its error text.
+        const h = record?.headers ?? {};
+        const quoted = { authorization: h.authorization, client_id: h.client_id, access_token: h.access_token, query: record?.query, body: record?.body };
+        const text = `request refused: ${JSON.stringify(quoted)}`;
+        return { status: f.status ?? 400, headers: withHeaders(), body: { error: text, message: text, errors: text } };
+      }
       default:
         return { status: f.status ?? 500, headers: f.headers, text: f.text, body: f.body };
     }
