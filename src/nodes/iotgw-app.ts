@@ -7,6 +7,7 @@
 import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { ApiClient, checkBaseUrl, type ApiResponse, type Query } from '../lib/http';
 import { StaticBearer } from '../lib/auth';
+import { tlsFromConfigNode } from '../lib/tls';
 import { GatewayError } from '../lib/errors';
 import { numberSetting, resolveCredential } from '../lib/node-kit';
 import { refuseTokenInQuery } from '../lib/app-api';
@@ -17,6 +18,8 @@ export interface AppConfig extends NodeDef {
   rateLimitCalls?: number | string;
   rateLimitWindowSeconds?: number | string;
   maxRetries?: number | string;
+  /** Optional tls-config node (custom CA, client certificate). */
+  tls?: string;
 }
 
 export interface AppCredentials {
@@ -82,6 +85,7 @@ export default function register(RED: NodeAPI): void {
       node.error(`iotgw-app "${config.name || node.id}": ${configError.message}`);
     }
 
+    const tls = tlsFromConfigNode(RED, node, config.tls, `iotgw-app "${config.name || node.id}"`);
     const users = new Set<string>();
     let client: ApiClient | undefined;
     let auth: StaticBearer | undefined;
@@ -99,6 +103,7 @@ export default function register(RED: NodeAPI): void {
           maxRetries: s.maxRetries,
           groups: { [GROUP]: { calls: s.rateLimitCalls, windowMs: s.rateLimitWindowMs } },
           defaultGroup: GROUP,
+          tls,
         });
       }
       return client;

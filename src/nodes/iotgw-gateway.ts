@@ -6,7 +6,8 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { ApiClient, checkBaseUrl, type AuthProvider, type TlsOptions } from '../lib/http';
+import { ApiClient, checkBaseUrl, type AuthProvider } from '../lib/http';
+import { tlsFromConfigNode } from '../lib/tls';
 import { ClientCredentialsBearer, StaticBearer, StaticHeaders } from '../lib/auth';
 import { GatewayError } from '../lib/errors';
 import { numberSetting, resolveCredential } from '../lib/node-kit';
@@ -103,10 +104,6 @@ export function gatewaySettings(config: GatewayConfig): GatewaySettings {
   };
 }
 
-interface TlsConfigNode extends Node {
-  addTLSOptions(opts: Record<string, unknown>): void;
-}
-
 export default function register(RED: NodeAPI): void {
   function IotgwGatewayNode(this: GatewayNode, rawConfig: GatewayConfig) {
     RED.nodes.createNode(this, rawConfig);
@@ -121,21 +118,7 @@ export default function register(RED: NodeAPI): void {
       node.error(`iotgw-gateway "${config.name || node.id}": ${configError.message}`);
     }
 
-    let tls: TlsOptions | undefined;
-    if (config.tls) {
-      const tlsNode = RED.nodes.getNode(config.tls) as TlsConfigNode | null;
-      if (tlsNode && typeof tlsNode.addTLSOptions === 'function') {
-        const opts: Record<string, unknown> = {};
-        tlsNode.addTLSOptions(opts);
-        tls = opts as TlsOptions;
-        if (opts.rejectUnauthorized === false) {
-          node.warn(
-            `iotgw-gateway "${config.name || node.id}": the selected TLS configuration turns server certificate verification OFF. ` +
-              'Anyone on the network path can read the credentials. Tick "Verify server certificate" in the TLS node.',
-          );
-        }
-      }
-    }
+    const tls = tlsFromConfigNode(RED, node, config.tls, `iotgw-gateway "${config.name || node.id}"`);
 
     const cred = (k: keyof GatewayCredentials) => resolveCredential(RED, node, node.credentials?.[k]);
     const users = new Set<string>();
