@@ -9,8 +9,8 @@
  */
 const assert = require('node:assert/strict');
 const fc = require('fast-check');
-const { helper, startSimulator, gatewayNode, load } = require('./helpers/harness');
-const { LANDED } = require('./helpers/faults');
+const { helper, startSimulator, gatewayNode, load, DEMO_CREDS } = require('./helpers/harness');
+const { LANDED, SPECS, configNode, credsFor } = require('./helpers/faults');
 const { pathSegment } = require('../dist/lib/http');
 
 const RUNS = 3000;
@@ -139,10 +139,82 @@ const pollerMsgs = fc.oneof(
   badQuery.map(({ query, field }) => ({ msg: { payload: 'poll', query }, field })),
 );
 
+/** An ID (referral, SMS batch) that must be refused: not a positive int64 in any accepted form. */
+const badPositiveId = fc.oneof(
+  fc.constantFrom(true, false, null, undefined, NaN, Infinity, -Infinity, 0, -1, 1.5, 2 ** 60, '', ' ', 'abc', '0x10', '1e3', '../1', '99999999999999999999'),
+  fc.double().filter((d) => !Number.isSafeInteger(d) || d <= 0),
+  fc.integer({ max: 0 }),
+  fc.string({ maxLength: 30 }).filter((t) => !/^\s*-?\d+\s*$/.test(t)),
+  fc.bigInt({ min: 9223372036854775808n }),
+  fc.array(fc.integer(), { maxLength: 2 }),
+  fc.dictionary(fc.string({ maxLength: 4 }), fc.integer(), { maxKeys: 2 }),
+  fc.constant(new Date(0)),
+  fc.constant(Buffer.from('7')),
+);
+
+const GOOD_CONTRACT = { customerId: 2, monthlyFee: 49.9, activationPrice: 10, planDesc: 'Plano', sharingType: 1, uplinkCount: 500, downlinkCount: 50, excessUplinkPrice: 0.02, excessDownlinkPrice: 0.1 };
+// ('' and blank strings mean "not set" for these settings, so they are not bad.)
+const notPositiveInt = fc.oneof(fc.constantFrom('x', null, true, 0, -1, 1.5, 2 ** 60, NaN), fc.double().filter((d) => !Number.isSafeInteger(d) || d < 1), fc.string({ maxLength: 8 }).filter((t) => t.trim() !== '' && !/^\s*\d+\s*$/.test(t)));
+const unknownKey = fc.string({ minLength: 1, maxLength: 10 }).filter((k) => /^[A-Za-z_]\w*$/.test(k)).map((k) => `zz${k}`);
+const notPlainObject = fc.oneof(fc.constantFrom(5, true, 'text', [1], new Date(0), Buffer.from('x')), fc.array(fc.integer(), { minLength: 1, maxLength: 3 }), fc.double(), fc.string({ minLength: 1, maxLength: 20 }));
+const badUserString = fc.oneof(
+  fc.integer({ min: 4097, max: 9000 }).map((n) => 'u'.repeat(n)),
+  fc.tuple(fc.string({ maxLength: 10 }), fc.integer({ min: 0, max: 31 }), fc.string({ maxLength: 10 })).map(([a, c, b]) => `x${a}${String.fromCharCode(c)}${b}y`), // (inside: values are trimmed first)
+);
+
+const contractListMsgs = fc.oneof(
+  fc.tuple(unknownKey, fc.anything()).map(([k, v]) => ({ msg: { payload: { [k]: v } }, field: `msg.payload.${k}` })),
+  notPositiveInt.filter((v) => v !== null).map((v) => ({ msg: { payload: { customerId: v } }, field: 'msg.payload.customerId' })),
+  badQuery.map(({ query, field }) => ({ msg: { payload: {}, query }, field })),
+);
+const contractCreateMsgs = fc.oneof(
+  notPlainObject.map((p) => ({ msg: { payload: p }, field: 'msg.payload' })),
+  notPositiveInt.map((v) => ({ msg: { payload: { ...GOOD_CONTRACT, customerId: v } }, field: 'msg.payload.customerId' })),
+  badQuery.map(({ query, field }) => ({ msg: { payload: GOOD_CONTRACT, query }, field })),
+);
+const idMsgs = fc.oneof(
+  badPositiveId.map((id) => ({ msg: { payload: id }, field: 'msg.payload' })),
+  badQuery.map(({ query, field }) => ({ msg: { payload: 3, query }, field })),
+);
+const smsMsgs = fc.oneof(idMsgs, fc.oneof(fc.string(), fc.integer(), fc.constant({})).map((w) => ({ msg: { payload: 1, wait: w }, field: 'msg.wait' })));
+const devicesMsgs = fc.oneof(
+  fc.string({ maxLength: 20 }).filter((d) => !/^\s*[0-9a-fA-F]{16}\s*$/.test(d) && d.trim() !== '').map((d) => ({ msg: { payload: { devEui: d } }, field: 'msg.payload.devEui' })),
+  fc.tuple(unknownKey, fc.anything()).map(([k, v]) => ({ msg: { payload: { [k]: v } }, field: `msg.payload.${k}` })),
+  notPositiveInt.filter((v) => v !== null && v !== '').map((v) => ({ msg: { payload: { customerId: v } }, field: 'msg.payload.customerId' })),
+  badQuery.map(({ query, field }) => ({ msg: { payload: '', query }, field })),
+);
+const userMsgs = fc.oneof(
+  notPlainObject.filter((p) => typeof p !== 'string').map((p) => ({ msg: { payload: p }, field: 'msg.payload' })),
+  badUserString.map((p) => ({ msg: { payload: p }, field: 'msg.payload' })),
+  badQuery.map(({ query, field }) => ({ msg: { payload: '', query }, field })),
+);
+const tagListMsgs = fc.oneof(
+  fc
+    .tuple(fc.constantFrom('page', 'perPage', 'offset'), fc.oneof(fc.constantFrom('x', -5, 1.5, 2e9, {}, [2], true), fc.string({ minLength: 1, maxLength: 6 }).filter((t) => t.trim() !== '' && !Number.isFinite(Number(t)))))
+    .map(([k, v]) => ({ msg: { payload: 'go', [k]: v }, field: `msg.${k}` })),
+  badQuery.map(({ query, field }) => ({ msg: { payload: 'go', query }, field })),
+);
+const tagConfigMsgs = fc.oneof(
+  fc.oneof(fc.constant({}), fc.array(fc.integer(), { maxLength: 2 }), fc.constant(new Date(0)), badUserString).map((p) => ({ msg: { payload: p }, field: 'tagId' })),
+  badQuery.map(({ query, field }) => ({ msg: { payload: 'x', query }, field })),
+);
+
 const TABLE = [
   { type: 'iotgw-terminal-mode', props: { mode: 0, wakeupInterval: 0, family: 'any' }, outputs: 2, gen: modeMsgs },
   { type: 'iotgw-cancel', props: {}, outputs: 1, gen: cancelMsgs },
   { type: 'iotgw-status-poller', props: { autoStart: false, intervalSeconds: 3600, startFrom: '-1h', output: 'record' }, outputs: 1, gen: pollerMsgs },
+  ...['iotgw-lorawan-contract', 'iotgw-lorawan-referral', 'iotgw-lorawan-devices', 'iotgw-sms-request', 'iotgw-user', 'iotgw-tag-list', 'iotgw-tag-config'].flatMap((type) => {
+    const gens = {
+      'iotgw-lorawan-contract': [contractListMsgs, contractCreateMsgs],
+      'iotgw-lorawan-referral': [idMsgs],
+      'iotgw-lorawan-devices': [devicesMsgs],
+      'iotgw-sms-request': [smsMsgs],
+      'iotgw-user': [userMsgs],
+      'iotgw-tag-list': [tagListMsgs],
+      'iotgw-tag-config': [tagConfigMsgs],
+    }[type];
+    return SPECS.filter((sp) => sp.type === type).map((sp, i) => ({ type, label: sp.label, spec: sp, props: sp.props, outputs: sp.outputs, gen: gens[i], runs: 1000 }));
+  }),
 ].filter((t) => LANDED.has(t.type));
 
 describe('property: bad input ends in BAD_INPUT naming the field, with no request', function () {
@@ -156,7 +228,7 @@ describe('property: bad input ends in BAD_INPUT naming the field, with no reques
     console.log(`      [figures] generated inputs: ${figures.generated}, wire checks: ${figures.wire}`);
   });
   beforeEach(async function () {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, app: { rateLimitCalls: 0 } });
   });
   afterEach(async function () {
     await helper.unload();
@@ -166,15 +238,16 @@ describe('property: bad input ends in BAD_INPUT naming the field, with no reques
   /** Loads the node with a Catch and a Complete node; returns send(msg) -> Promise<{error?, sent}>. */
   async function harness(t) {
     const outs = Array.from({ length: t.outputs }, (_, i) => `out${i}`);
+    const spec = t.spec ?? { type: t.type };
     const n = await load([
-      gatewayNode(sim),
-      { id: 'dut', type: t.type, gateway: 'gw', ...t.props, wires: outs.map((o) => [o]) },
+      configNode(spec, sim, gatewayNode),
+      { id: 'dut', type: t.type, [spec.config === 'app' ? 'app' : 'gateway']: 'gw', ...t.props, wires: outs.map((o) => [o]) },
       ...outs.map((id) => ({ id, type: 'helper' })),
       { id: 'ledger-catch', type: 'catch', scope: ['dut'], uncaught: false, wires: [['caught']] },
       { id: 'caught', type: 'helper' },
       { id: 'ledger-complete', type: 'complete', scope: ['dut'], uncaught: false, wires: [['completed']] },
       { id: 'completed', type: 'helper' },
-    ]);
+    ], credsFor(spec, DEMO_CREDS));
     const waiting = new Map();
     const endings = new Map();
     const end = (rid, how) => {
@@ -200,10 +273,11 @@ describe('property: bad input ends in BAD_INPUT naming the field, with no reques
   }
 
   for (const t of TABLE) {
-    it(`${t.type}: ${RUNS} generated bad msgs`, async function () {
+    it(`${t.label ?? t.type}: ${t.runs ?? RUNS} generated bad msgs`, async function () {
       const send = await harness(t);
       await fc.assert(
         fc.asyncProperty(t.gen, async ({ msg, field }) => {
+          sim.server.clearCalls();
           const r = await send(msg);
           figures.generated++;
           assert.ok(r.error, `ended with an error, not ${JSON.stringify(r)}`);
@@ -214,11 +288,11 @@ describe('property: bad input ends in BAD_INPUT naming the field, with no reques
           assert.ok(r.error.message.length < 2000, 'the message stays short');
           assert.equal(sim.server.calls.length, 0, 'no request was sent');
         }),
-        { numRuns: RUNS },
+        { numRuns: t.runs ?? RUNS },
       );
       // No crash: the node still does its job with a good msg.
       sim.server.clearCalls();
-      const good = { 'iotgw-terminal-mode': { payload: VALID_MODE }, 'iotgw-cancel': { payload: 42 }, 'iotgw-status-poller': { payload: 'poll' } }[t.type];
+      const good = t.spec ? t.spec.validMsg(1) : { 'iotgw-terminal-mode': { payload: VALID_MODE }, 'iotgw-cancel': { payload: 42 }, 'iotgw-status-poller': { payload: 'poll' } }[t.type];
       const r = await send(good);
       assert.ok(!r.error, r.error && r.error.message);
       assert.ok(sim.server.calls.length >= 1);
@@ -250,6 +324,32 @@ describe('property: bad input ends in BAD_INPUT naming the field, with no reques
           assert.equal(params.get(k), v, 'the value arrives exactly as given');
           assert.ok(params.get('FromUTC'), 'our own parameter is intact');
           for (const name of Object.keys(call.headers)) assert.ok(!/injected/i.test(name), 'no injected header');
+        }),
+        { numRuns: 300 },
+      );
+    });
+  }
+
+  if (LANDED.has('iotgw-user')) {
+    it('iotgw-user: a user ID from msg.payload reaches the query string encoded, exactly, never raw', async function () {
+      const t = TABLE.find((x) => x.type === 'iotgw-user');
+      const send = await harness(t);
+      const value = fc.oneof(
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 300 }).filter((v) => v.isWellFormed() && v.trim() !== '' && !hasControl(v)),
+        fc.constantFrom('../../admin', 'a?user_id=other', 'x#frag', 'a&user_id=b', '%0d%0aX: y', ' / ? # '),
+      );
+      await fc.assert(
+        fc.asyncProperty(value, async (v) => {
+          sim.server.clearCalls();
+          await send({ payload: v });
+          figures.wire++;
+          const call = sim.server.callsTo('app/user')[0];
+          assert.ok(call, 'the request went out');
+          const raw = call.rawUrl;
+          assert.equal(raw.split('?')[0], '/app/auth/user', 'the path is untouched');
+          assert.ok(/^[\x21-\x7e]+$/.test(raw), `only printable ASCII on the wire: ${JSON.stringify(raw.slice(0, 80))}`);
+          const params = new URLSearchParams(raw.slice(raw.indexOf('?') + 1));
+          assert.deepEqual(params.getAll('user_id'), [v.trim()], 'one user_id, exactly the value given');
         }),
         { numRuns: 300 },
       );
