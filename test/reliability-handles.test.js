@@ -9,9 +9,10 @@
 const assert = require('node:assert/strict');
 const { hooks, events } = require('@node-red/util');
 const { helper, startSimulator, gatewayNode, load, until, DEMO_CREDS } = require('./helpers/harness');
-const { landedSpecs } = require('./helpers/faults');
+const { landedSpecs, configNode } = require('./helpers/faults');
 
 const REDEPLOYS = 20;
+const CREDS = { gw: DEMO_CREDS, app: { authToken: 'app-demo-token' } };
 
 function resources() {
   const out = {};
@@ -31,7 +32,7 @@ describe('reliability: nothing left behind after many redeploys', function () {
   let sim;
   before(async function () {
     await new Promise((r) => helper.startServer(r));
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, app: { rateLimitCalls: 0 } });
   });
   after(async function () {
     hooks.remove('onComplete.handles');
@@ -40,10 +41,13 @@ describe('reliability: nothing left behind after many redeploys', function () {
   });
 
   function flow() {
-    const nodes = [gatewayNode(sim, { rateLimitCalls: 2, rateLimitWindowSeconds: 60, timeoutSeconds: 30 })];
+    const nodes = [
+      gatewayNode(sim, { rateLimitCalls: 2, rateLimitWindowSeconds: 60, timeoutSeconds: 30 }),
+      { ...configNode({ config: 'app' }, sim, gatewayNode, { rateLimitCalls: 2, rateLimitWindowSeconds: 60, timeoutSeconds: 30 }), id: 'app' },
+    ];
     for (const spec of landedSpecs()) {
       // (An id equal to a type name confuses Node-RED's config-node ordering.)
-      nodes.push({ id: `dut-${spec.type}`, z: 'flow', type: spec.type, gateway: 'gw', ...spec.props, ...(spec.type === 'iotgw-status-poller' ? { autoStart: true, intervalSeconds: 1 } : {}), wires: [] });
+      nodes.push({ id: `dut-${spec.label ?? spec.type}`, z: 'flow', type: spec.type, ...(spec.config === 'app' ? { app: 'app' } : { gateway: 'gw' }), ...spec.props, ...(spec.type === 'iotgw-status-poller' ? { autoStart: true, intervalSeconds: 1 } : {}), wires: [] });
     }
     return nodes;
   }
@@ -52,11 +56,12 @@ describe('reliability: nothing left behind after many redeploys', function () {
   const ended = new Map();
   function traffic(round) {
     // A poll whose reply never comes before the redeploy; SEND calls beyond the 2 allowed wait for a slot.
-    sim.inject({ route: 'terminal/status', kind: 'slow', phase: 'before', delayMs: 60000 });
+    // GETs of the other areas hang too, so that every kind of client has a request open.
+    for (const spec of landedSpecs()) if (spec.method === 'GET') sim.inject({ route: spec.route, kind: 'slow', phase: 'before', delayMs: 60000 });
     for (const spec of landedSpecs()) {
-      const node = helper.getNode(`dut-${spec.type}`);
+      const node = helper.getNode(`dut-${spec.label ?? spec.type}`);
       for (let k = 0; k < 4; k++) {
-        const rid = `${round}-${spec.type}-${k}`;
+        const rid = `${round}-${spec.label ?? spec.type}-${k}`;
         ended.set(rid, 0);
         sent++;
         node.receive({ ...spec.validMsg(k), rid });
@@ -70,7 +75,7 @@ describe('reliability: nothing left behind after many redeploys', function () {
       if (rid !== undefined && ended.has(rid)) ended.set(rid, ended.get(rid) + 1);
     });
     // Warm up (lazy runtime state), then take the baseline with no flow running.
-    await load(flow());
+    await load(flow(), CREDS);
     traffic('warmup');
     await new Promise((r) => setTimeout(r, 150));
     await helper.unload();
@@ -79,12 +84,12 @@ describe('reliability: nothing left behind after many redeploys', function () {
     const baseRes = resources();
     const baseListeners = listeners();
 
-    await load(flow());
+    await load(flow(), CREDS);
     for (let round = 0; round < REDEPLOYS; round++) {
       traffic(round);
       await new Promise((r) => setTimeout(r, 60));
       assert.ok(sim.server.openSockets > 0, 'requests were in flight at the redeploy');
-      await helper.setFlows([{ id: 'flow', type: 'tab', label: 'test' }, ...flow()], 'full', { gw: DEMO_CREDS });
+      await helper.setFlows([{ id: 'flow', type: 'tab', label: 'test' }, ...flow()], 'full', CREDS);
     }
     await helper.unload();
     sim.server.clearFaults();
