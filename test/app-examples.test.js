@@ -1,7 +1,7 @@
 'use strict';
 const assert = require('node:assert/strict');
 const path = require('node:path');
-const { helper, startSimulator, until, collect, ALL_NODES } = require('./helpers/harness');
+const { simulatorPerTest, helper, until, collect, ALL_NODES } = require('./helpers/harness');
 
 const CORE = ['common/20-inject.js', 'common/90-comment.js', 'sequence/17-split.js'].map((f) => require(`@node-red/nodes/core/${f}`));
 
@@ -30,15 +30,7 @@ async function loadExample(file, sim) {
 
 describe('example flows of the application API nodes', function () {
   let sim;
-  beforeEach(async function () {
-    sim = await startSimulator();
-    await new Promise((r) => helper.startServer(r));
-  });
-  afterEach(async function () {
-    await helper.unload();
-    await new Promise((r) => helper.stopServer(r));
-    await sim.close();
-  });
+  simulatorPerTest({}, (s) => (sim = s));
 
   it('each example has a comment, an inject, its node and a debug node', function () {
     for (const [file, type] of [['app-user.json', 'iotgw-user'], ['app-tag-list.json', 'iotgw-tag-list'], ['app-tag-config.json', 'iotgw-tag-config']]) {

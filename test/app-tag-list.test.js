@@ -1,6 +1,6 @@
 'use strict';
 const assert = require('node:assert/strict');
-const { helper, startSimulator, until, collect, catchAll, ALL_NODES } = require('./helpers/harness');
+const { simulatorPerTest, helper, until, collect, catchAll, ALL_NODES } = require('./helpers/harness');
 
 const TOKEN = 'app-demo-token';
 const JOIN = require('@node-red/nodes/core/sequence/17-split.js');
@@ -21,15 +21,7 @@ const queryOf = (call) => Object.fromEntries(new URLSearchParams(call.query));
 
 describe('iotgw-tag-list against the simulator', function () {
   let sim;
-  beforeEach(async function () {
-    sim = await startSimulator({ app: { rateLimitCalls: 0, tagCount: 45 } });
-    await new Promise((r) => helper.startServer(r));
-  });
-  afterEach(async function () {
-    await helper.unload();
-    await new Promise((r) => helper.stopServer(r));
-    await sim.close();
-  });
+  simulatorPerTest({ app: { rateLimitCalls: 0, tagCount: 45 } }, (s) => (sim = s));
 
   function flow(nodeProps = {}, appProps = {}) {
     return [

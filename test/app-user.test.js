@@ -1,6 +1,6 @@
 'use strict';
 const assert = require('node:assert/strict');
-const { helper, startSimulator, load, until, collect, catchAll } = require('./helpers/harness');
+const { simulatorPerTest, helper, startSimulator, load, until, collect, catchAll } = require('./helpers/harness');
 const { simUuid } = require('../dist/simulator/app');
 
 const TOKEN = 'app-demo-token';
@@ -14,15 +14,7 @@ function appNode(sim, props = {}) {
 
 describe('iotgw-user against the simulator', function () {
   let sim;
-  beforeEach(async function () {
-    sim = await startSimulator({ app: { rateLimitCalls: 0 } });
-    await new Promise((r) => helper.startServer(r));
-  });
-  afterEach(async function () {
-    await helper.unload();
-    await new Promise((r) => helper.stopServer(r));
-    await sim.close();
-  });
+  simulatorPerTest({ app: { rateLimitCalls: 0 } }, (s) => (sim = s));
 
   function flow(appProps, nodeProps = {}) {
     return [

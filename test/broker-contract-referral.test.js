@@ -1,18 +1,10 @@
 'use strict';
 const assert = require('node:assert/strict');
-const { helper, startSimulator, gatewayNode, load, until, collect, catchAll, DEMO_CREDS } = require('./helpers/harness');
+const { simulatorPerTest, gatewayNode, load, until, collect, catchAll, DEMO_CREDS } = require('./helpers/harness');
 
 describe('iotgw-lorawan-contract and iotgw-lorawan-referral against the simulator', function () {
   let sim;
-  beforeEach(async function () {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
-    await new Promise((r) => helper.startServer(r));
-  });
-  afterEach(async function () {
-    await helper.unload();
-    await new Promise((r) => helper.stopServer(r));
-    await sim.close();
-  });
+  simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
 
   function flow(nodeProps = {}, gwProps = {}) {
     return [

@@ -1,18 +1,10 @@
 'use strict';
 const assert = require('node:assert/strict');
-const { helper, startSimulator, gatewayNode, load, until, collect, catchAll } = require('./helpers/harness');
+const { simulatorPerTest, gatewayNode, load, until, collect, catchAll } = require('./helpers/harness');
 
 describe('iotgw-cancel against the simulator', function () {
   let sim;
-  beforeEach(async function () {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 60000, receivedAfterMs: 120000 } });
-    await new Promise((r) => helper.startServer(r));
-  });
-  afterEach(async function () {
-    await helper.unload();
-    await new Promise((r) => helper.stopServer(r));
-    await sim.close();
-  });
+  simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 60000, receivedAfterMs: 120000 } }, (s) => (sim = s));
 
   const flow = (gwProps = {}) => [
     gatewayNode(sim, gwProps),

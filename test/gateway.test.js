@@ -2,21 +2,13 @@
 const assert = require('node:assert/strict');
 const http = require('node:http');
 const net = require('node:net');
-const { helper, startSimulator, gatewayNode, load, until, collect, catchAll } = require('./helpers/harness');
+const { simulatorPerTest, helper, gatewayNode, load, until, collect, catchAll } = require('./helpers/harness');
 
 const ITEM = { DestinationID: '01000001SKYA001', Mode: 1, WakeupInterval: 2 };
 
 describe('iotgw-gateway: auth, limits, retries and faults', function () {
   let sim;
-  beforeEach(async function () {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
-    await new Promise((r) => helper.startServer(r));
-  });
-  afterEach(async function () {
-    await helper.unload();
-    await new Promise((r) => helper.stopServer(r));
-    await sim.close();
-  });
+  simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
 
   const modeFlow = (gwProps = {}) => [
     gatewayNode(sim, gwProps),

@@ -3,20 +3,11 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { helper, startSimulator, gatewayNode, load, until, collect, catchAll, useFileContext, stopRuntime } = require('./helpers/harness');
+const { simulatorPerTest, gatewayNode, load, until, collect, catchAll, useFileContext, stopRuntime } = require('./helpers/harness');
 
 describe('iotgw-message-tracker: messages to their final state', function () {
   let sim;
-  beforeEach(async function () {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 100, receivedAfterMs: 300, offlineTimeoutMs: 600 } });
-    await new Promise((r) => helper.startServer(r));
-  });
-  afterEach(async function () {
-    await helper.unload();
-    useFileContext(null);
-    await new Promise((r) => helper.stopServer(r));
-    await sim.close();
-  });
+  simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 100, receivedAfterMs: 300, offlineTimeoutMs: 600 } }, (s) => (sim = s));
 
   const flow = ({ tracker = {}, poller = {}, cancelWire = false } = {}) => [
     gatewayNode(sim),

@@ -3,20 +3,11 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { helper, startSimulator, gatewayNode, load, until, collect, catchAll, useFileContext, stopRuntime } = require('./helpers/harness');
+const { simulatorPerTest, helper, gatewayNode, load, until, collect, catchAll, useFileContext, stopRuntime } = require('./helpers/harness');
 
 describe('iotgw-status-poller against the simulator', function () {
   let sim;
-  beforeEach(async function () {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 50, receivedAfterMs: 100 } });
-    await new Promise((r) => helper.startServer(r));
-  });
-  afterEach(async function () {
-    await helper.unload();
-    useFileContext(null);
-    await new Promise((r) => helper.stopServer(r));
-    await sim.close();
-  });
+  simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 50, receivedAfterMs: 100 } }, (s) => (sim = s));
 
   const poller = (props = {}) => ({
     id: 'poller',

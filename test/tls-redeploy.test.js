@@ -6,7 +6,7 @@ const http = require('node:http');
 const https = require('node:https');
 const os = require('node:os');
 const path = require('node:path');
-const { helper, startSimulator, gatewayNode, load, until, collect, catchAll } = require('./helpers/harness');
+const { simulatorPerTest, helper, gatewayNode, load, until, collect, catchAll } = require('./helpers/harness');
 
 const ITEM = { DestinationID: '01000001SKYA001', Mode: 0 };
 
@@ -20,15 +20,7 @@ function makeCert() {
 
 describe('TLS through a tls-config node, and redeploy during in-flight work', function () {
   let sim;
-  beforeEach(async function () {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
-    await new Promise((r) => helper.startServer(r));
-  });
-  afterEach(async function () {
-    await helper.unload();
-    await new Promise((r) => helper.stopServer(r));
-    await sim.close();
-  });
+  simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
 
   describe('TLS', function () {
     let tls;

@@ -7,7 +7,7 @@
 const helper = require('node-red-node-test-helper');
 const { startSimulator } = require('../../dist/simulator');
 
-helper.init(require.resolve('node-red'));
+helper.init(require.resolve(process.env.IOTGW_NODE_RED_PATH || 'node-red')); // IOTGW_NODE_RED_PATH: another Node-RED line (CI runs 5.x)
 
 /** Every node module of the package, as Node-RED loads them. */
 const OUR_NODES = Object.values(require('../../package.json')['node-red'].nodes).map((p) => require(`../../${p}`));
@@ -108,4 +108,24 @@ async function stopRuntime() {
   }
 }
 
-module.exports = { helper, startSimulator, gatewayNode, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };
+/**
+ * Mocha hooks for the usual test: a fresh simulator (with `options`) and the test
+ * helper's server before each test; flows unloaded, file context off, server and
+ * simulator closed after it. `set` receives the simulator.
+ */
+function simulatorPerTest(options, set) {
+  let sim;
+  beforeEach(async function () {
+    sim = await startSimulator(options);
+    set(sim);
+    await new Promise((r) => helper.startServer(r));
+  });
+  afterEach(async function () {
+    await helper.unload();
+    useFileContext(null);
+    await new Promise((r) => helper.stopServer(r));
+    await sim.close();
+  });
+}
+
+module.exports = { simulatorPerTest, helper, startSimulator, gatewayNode, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };
