@@ -1,0 +1,233 @@
+#!/usr/bin/env node
+'use strict';
+/**
+ * `npm start`: the bundled gateway simulator plus a Node-RED with this package loaded and
+ * every flow of `examples/` deployed (each on its own tab), so a newcomer opens the editor
+ * and sees every node work with no account.
+ *
+ *   node scripts/start.js [--port 1880] [--sim-port 1881] [--host 127.0.0.1]
+ *                         [--user-dir .node-red-dev] [--no-examples] [--reset]
+ *
+ * Environment: IOTGW_PORT, IOTGW_SIM_PORT, IOTGW_USER_DIR, and IOTGW_NODE_RED_PATH (the
+ * Node-RED package to run, default the devDependency). Port 0 picks a free port; the
+ * addresses are printed as `Node-RED editor: <url>` and `Simulator: <url>`.
+ *
+ * The package is loaded through `nodesDir` (the checkout is a Node-RED module, so its
+ * nodes, icons and `examples/` load as they would from node_modules, and Import > Examples
+ * lists them). The examples are deployed on the first start only (when the user dir has
+ * no flow file); after that the user's own edits are kept. `--reset` starts afresh.
+ */
+const fs = require('fs');
+const http = require('http');
+const path = require('path');
+
+const ROOT = path.resolve(__dirname, '..');
+/** The address the example flows name for the simulator. */
+const EXAMPLE_SIM_URL = 'http://127.0.0.1:1881';
+/** Config node types: merged by id across examples, never put on a tab. */
+const CONFIG_TYPES = new Set(['iotgw-gateway', 'iotgw-app', 'tls-config', 'http proxy', 'mqtt-broker']);
+
+/** The example flows of `examples/`, in file-name order: [{file, name, nodes}]. */
+function loadExamples(dir = path.join(ROOT, 'examples')) {
+  if (!fs.existsSync(dir)) return [];
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+  return files.map((file) => {
+    const nodes = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+    if (!Array.isArray(nodes)) throw new Error(`examples/${file}: a flow file must be a JSON array of nodes`);
+    return { file, name: file.replace(/\.json$/, ''), nodes };
+  });
+}
+
+function isConfig(n) {
+  return CONFIG_TYPES.has(n.type) || (!n.z && n.type !== 'tab' && n.type !== 'subflow' && !('x' in n));
+}
+
+/**
+ * One flow from several examples: each example on its own tab (its own tab node if it has
+ * one), config nodes merged by id, and ids of flow nodes made unique across examples.
+ * `simUrl` replaces the simulator address the examples name (when it runs on another port).
+ */
+function buildFlows(examples, simUrl = EXAMPLE_SIM_URL) {
+  const out = [];
+  const configs = new Map();
+  const used = new Set();
+  for (const ex of examples) {
+    const nodes = JSON.parse(JSON.stringify(ex.nodes));
+    const tabs = nodes.filter((n) => n.type === 'tab');
+    // Flow-node ids already taken by an earlier example get a suffix, everywhere they appear.
+    const rename = new Map();
+    for (const n of nodes) {
+      if (isConfig(n)) continue;
+      if (used.has(n.id)) rename.set(n.id, `${n.id}-${ex.name}`);
+      used.add(rename.get(n.id) ?? n.id);
+    }
+    const re = (id) => rename.get(id) ?? id;
+    let tabId = tabs.length ? re(tabs[0].id) : `tab-${ex.name}`;
+    if (!tabs.length) {
+      if (used.has(tabId)) tabId = `${tabId}-${out.length}`;
+      used.add(tabId);
+      out.push({ id: tabId, type: 'tab', label: ex.name, disabled: false, info: `Example flow examples/${ex.file}` });
+    }
+    for (const n of nodes) {
+      if (isConfig(n)) {
+        delete n.z;
+        if (typeof n.baseUrl === 'string' && n.baseUrl.startsWith(EXAMPLE_SIM_URL)) n.baseUrl = simUrl + n.baseUrl.slice(EXAMPLE_SIM_URL.length);
+        if (!configs.has(n.id)) configs.set(n.id, n);
+        continue;
+      }
+      n.id = re(n.id);
+      if (n.type !== 'tab') n.z = n.z ? re(n.z) : tabId;
+      if (Array.isArray(n.wires)) n.wires = n.wires.map((port) => port.map(re));
+      if (Array.isArray(n.links)) n.links = n.links.map(re);
+      if (Array.isArray(n.scope)) n.scope = n.scope.map(re);
+      if (Array.isArray(n.nodes)) n.nodes = n.nodes.map(re);
+      if (n.g) n.g = re(n.g);
+      out.push(n);
+    }
+  }
+  return [...out, ...configs.values()];
+}
+
+function parseArgs(argv) {
+  const opt = (name) => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(
+      'Usage: node scripts/start.js [--port 1880] [--sim-port 1881] [--host 127.0.0.1] [--user-dir .node-red-dev] [--no-examples] [--reset]\n',
+    );
+    process.exit(0);
+  }
+  return {
+    host: opt('--host') ?? process.env.IOTGW_HOST ?? '127.0.0.1',
+    port: Number(opt('--port') ?? process.env.IOTGW_PORT ?? 1880),
+    simPort: Number(opt('--sim-port') ?? process.env.IOTGW_SIM_PORT ?? 1881),
+    userDir: path.resolve(opt('--user-dir') ?? process.env.IOTGW_USER_DIR ?? path.join(ROOT, '.node-red-dev')),
+    deployExamples: !argv.includes('--no-examples'),
+    reset: argv.includes('--reset'),
+    nodeRedPath: process.env.IOTGW_NODE_RED_PATH || undefined,
+  };
+}
+
+/**
+ * Starts the simulator and Node-RED. Returns {url, simUrl, RED, sim, stop()}.
+ * Only one Node-RED runs per process (the runtime is a singleton).
+ */
+async function startDev(options = {}) {
+  const o = { host: '127.0.0.1', port: 1880, simPort: 1881, deployExamples: true, reset: false, ...options };
+  if (!o.userDir) throw new Error('startDev: userDir is required');
+  const distSim = path.join(ROOT, 'dist', 'simulator', 'index.js');
+  if (!fs.existsSync(distSim)) throw new Error('dist/ is missing: run `npm install` (or `npm run build`) first');
+  const { startSimulator } = require(distSim);
+
+  if (o.reset) fs.rmSync(o.userDir, { recursive: true, force: true });
+  fs.mkdirSync(o.userDir, { recursive: true });
+  const flowFile = path.join(o.userDir, 'flows.json');
+  const firstStart = !fs.existsSync(flowFile);
+
+  const sim = await startSimulator({ port: o.simPort, host: o.host });
+  const nrPath = o.nodeRedPath ? path.resolve(o.nodeRedPath) : path.dirname(require.resolve('node-red/package.json'));
+  const RED = require(nrPath);
+  const express = require(require.resolve('express', { paths: [nrPath] }));
+  const app = express();
+  const server = http.createServer(app);
+
+  const settings = {
+    userDir: o.userDir,
+    flowFile: 'flows.json',
+    nodesDir: [ROOT],
+    // A fixed key: this user dir is for development only, never for real credentials.
+    credentialSecret: 'iotgw-dev-only-not-secret',
+    httpAdminRoot: '/',
+    httpNodeRoot: '/api',
+    uiHost: o.host,
+    uiPort: o.port,
+    contextStorage: {
+      default: { module: 'memory' },
+      file: { module: 'localfilesystem' },
+    },
+    logging: { console: { level: process.env.IOTGW_LOG_LEVEL || 'info', metrics: false, audit: false } },
+    editorTheme: {
+      tours: false,
+      projects: { enabled: false },
+      palette: { catalogues: [] },
+      header: { title: 'Node-RED · iot gateway (simulator)' },
+    },
+    externalModules: { autoInstall: false, palette: { allowInstall: false }, modules: { allowInstall: false } },
+    functionExternalModules: false,
+    telemetry: { enabled: false },
+    diagnostics: { enabled: false },
+  };
+  RED.init(server, settings);
+  app.use(settings.httpAdminRoot, RED.httpAdmin);
+  app.use(settings.httpNodeRoot, RED.httpNode);
+
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, o.host, resolve);
+  });
+  const port = server.address().port;
+  settings.uiPort = port;
+  await RED.start();
+
+  const url = `http://${o.host}:${port}/`;
+  let deployed = 0;
+  if (firstStart && o.deployExamples) {
+    const examples = loadExamples();
+    if (examples.length) {
+      const flows = buildFlows(examples, sim.url);
+      await RED.runtime.flows.setFlows({ flows: { flows }, deploymentType: 'full' });
+      deployed = examples.length;
+    }
+  }
+
+  let stopping;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await RED.stop().catch(() => {});
+      server.closeAllConnections?.();
+      await new Promise((r) => server.close(() => r()));
+      await sim.close().catch(() => {});
+    })());
+  return { url, simUrl: sim.url, RED, sim, server, deployed, firstStart, stop };
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const dev = await startDev(o);
+  const lines = [
+    '',
+    `Node-RED editor: ${dev.url}`,
+    `Simulator: ${dev.simUrl}  (gateway base URL; application API at ${dev.simUrl}/app)`,
+    `User dir: ${o.userDir}`,
+    dev.deployed
+      ? `Deployed ${dev.deployed} example flows, one per tab. Open the editor and watch the debug sidebar.`
+      : dev.firstStart
+        ? 'No example flows deployed (--no-examples).'
+        : 'Kept the flows of the user dir (start with --reset to deploy the examples afresh).',
+    'Press Ctrl-C to stop.',
+    '',
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+  let signals = 0;
+  const onSignal = () => {
+    if (++signals > 1) process.exit(130);
+    process.stdout.write('\nStopping Node-RED and the simulator...\n');
+    dev.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    process.stderr.write(`npm start: ${err && err.message ? err.message : err}\n`);
+    process.exit(1);
+  });
+}
+
+module.exports = { startDev, loadExamples, buildFlows, EXAMPLE_SIM_URL, ROOT };
