@@ -213,19 +213,26 @@ describe('secrets: sentinel credentials never leak', function () {
     assert.equal(leak(logs), undefined, 'no credential in the logs');
   });
 
-  it('a tls-config node that turns certificate verification off makes the config node warn', async function () {
+  it('a tls-config node that turns certificate verification off makes each config node type warn', async function () {
     await loadWith(
       [
         { id: 'tlsOff', type: 'tls-config', name: '', cert: '', key: '', ca: '', certname: '', keyname: '', caname: '', servername: '', verifyservercert: false },
         { id: 'tlsOn', type: 'tls-config', name: '', cert: '', key: '', ca: '', certname: '', keyname: '', caname: '', servername: '', verifyservercert: true },
         gatewayNode(sim, { id: 'gwOff', baseUrl: 'https://127.0.0.1:9', tls: 'tlsOff' }),
         gatewayNode(sim, { id: 'gwOn', baseUrl: 'https://127.0.0.1:9', tls: 'tlsOn' }),
+        ...(LANDED.has('iotgw-app')
+          ? [
+              { id: 'appOff', type: 'iotgw-app', name: '', baseUrl: 'https://127.0.0.1:9/app', timeoutSeconds: 2, tls: 'tlsOff' },
+              { id: 'appOn', type: 'iotgw-app', name: '', baseUrl: 'https://127.0.0.1:9/app', timeoutSeconds: 2, tls: 'tlsOn' },
+            ]
+          : []),
       ],
-      { gwOff: { token: S.token }, gwOn: { token: S.token } },
+      { gwOff: { token: S.token }, gwOn: { token: S.token }, appOff: { authToken: S.authToken }, appOn: { authToken: S.authToken } },
     );
     const warnings = helper._NodePrototype.warn.thisValues.map((n, i) => [n.id, String(helper._NodePrototype.warn.args[i][0])]);
     assert.ok(warnings.some(([id, w]) => id === 'gwOff' && /verification OFF/i.test(w)), `a warning for gwOff: ${JSON.stringify(warnings)}`);
-    assert.ok(!warnings.some(([id]) => id === 'gwOn'), 'no warning with verification on');
+    if (LANDED.has('iotgw-app')) assert.ok(warnings.some(([id, w]) => id === 'appOff' && /verification OFF/i.test(w)), 'a warning for the app config node too');
+    assert.ok(!warnings.some(([id]) => id === 'gwOn' || id === 'appOn'), 'no warning with verification on');
     assert.equal(leak(JSON.stringify(warnings)), undefined);
   });
 });
