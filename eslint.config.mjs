@@ -1,7 +1,12 @@
-// Lint for the TypeScript sources, the JS tests, scripts and benchmarks.
+// Lint for the TypeScript sources, the JS tests, scripts and benchmarks, and the editor
+// files (the JavaScript inside nodes/*.html, through eslint-plugin-html).
 import tseslint from 'typescript-eslint';
 import js from '@eslint/js';
 import globals from 'globals';
+import html from 'eslint-plugin-html';
+
+/** What the Node-RED editor gives the code of a node's .html file. */
+const editorGlobals = { ...globals.browser, RED: 'readonly', $: 'readonly', jQuery: 'readonly' };
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'test/artifacts/**', 'bench/out/**', '.node-red-dev/**'] },
@@ -20,5 +25,23 @@ export default tseslint.config(
     extends: [js.configs.recommended],
     languageOptions: { sourceType: 'commonjs', globals: { ...globals.node, ...globals.mocha } },
     rules: { 'no-unused-vars': ['error', { argsIgnorePattern: '^_' }] },
+  },
+  {
+    // Browser tests: the callbacks of page.evaluate() run in the editor page.
+    files: ['test/editor*.test.js', 'test/helpers/browser.js'],
+    languageOptions: { globals: { ...globals.node, ...globals.mocha, ...editorGlobals } },
+  },
+  {
+    files: ['nodes/**/*.html'],
+    plugins: { html },
+    extends: [js.configs.recommended],
+    languageOptions: { ecmaVersion: 2020, sourceType: 'script', globals: editorGlobals },
+    rules: {
+      'no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      // Editor code runs in every supported browser as written: no build step.
+      'no-var': 'off',
+      // Reported, not failed: a stylistic rule (fix by removing the backslash).
+      'no-useless-escape': 'warn',
+    },
   },
 );
