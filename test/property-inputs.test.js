@@ -163,6 +163,8 @@ const badUserString = fc.oneof(
 );
 
 const contractListMsgs = fc.oneof(
+  fc.constantFrom(5n, () => 1, Symbol('op'), 'delete').map((op) => ({ msg: { payload: {}, operation: op }, field: 'msg.operation' })),
+  fc.constantFrom(2n ** 70n, () => 1).map((v) => ({ msg: { payload: { pageSize: v } }, field: 'msg.payload.pageSize' })),
   fc.tuple(unknownKey, fc.anything()).map(([k, v]) => ({ msg: { payload: { [k]: v } }, field: `msg.payload.${k}` })),
   notPositiveInt.filter((v) => v !== null).map((v) => ({ msg: { payload: { customerId: v } }, field: 'msg.payload.customerId' })),
   badQuery.map(({ query, field }) => ({ msg: { payload: {}, query }, field })),
@@ -181,6 +183,10 @@ const devicesMsgs = fc.oneof(
   fc.string({ maxLength: 20 }).filter((d) => !/^\s*[0-9a-fA-F]{16}\s*$/.test(d) && d.trim() !== '').map((d) => ({ msg: { payload: { devEui: d } }, field: 'msg.payload.devEui' })),
   fc.tuple(unknownKey, fc.anything()).map(([k, v]) => ({ msg: { payload: { [k]: v } }, field: `msg.payload.${k}` })),
   notPositiveInt.filter((v) => v !== null && v !== '').map((v) => ({ msg: { payload: { customerId: v } }, field: 'msg.payload.customerId' })),
+  // Values no JSON text can show (BigInt, a function) must still give a clean BAD_INPUT.
+  fc
+    .tuple(fc.constantFrom('pageSize', 'page', 'devEui', 'receivable', 'allPages'), fc.constantFrom(5n, -1n, () => 1, Symbol('s')))
+    .map(([k, v]) => ({ msg: { payload: { [k]: v } }, field: `msg.payload.${k}` })),
   badQuery.map(({ query, field }) => ({ msg: { payload: '', query }, field })),
 );
 const userMsgs = fc.oneof(

@@ -7,7 +7,7 @@
 import type { NodeAPI } from 'node-red';
 import { z } from 'zod';
 import { GatewayError, badInput } from './errors';
-import { describeType, toInt64 } from './int64';
+import { describeType, showValue, toInt64 } from './int64';
 import { isPlainObject } from './node-kit';
 import type { ApiResponse, Query, RequestSpec } from './http';
 import type { GatewayNode } from '../nodes/iotgw-gateway';
@@ -89,7 +89,7 @@ export function optionalInt(value: unknown, field: string, min = 0, max = Number
   if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) return undefined;
   const n = typeof value === 'string' ? Number(value.trim()) : value;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
-    throw badInput(field, `must be an integer from ${min} to ${max}, not ${JSON.stringify(value).slice(0, 40)}`);
+    throw badInput(field, `must be an integer from ${min} to ${max}, not ${showValue(value)}`);
   }
   return n;
 }
@@ -108,7 +108,7 @@ export const DEV_EUI_RE = /^[0-9a-fA-F]{16}$/;
 export function checkDevEui(value: unknown, field: string): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
   if (typeof value !== 'string' || !DEV_EUI_RE.test(value.trim())) {
-    throw badInput(field, `must be 16 hexadecimal digits (e.g. 70b3d5e75e000001), not ${JSON.stringify(value).slice(0, 40)}`);
+    throw badInput(field, `must be 16 hexadecimal digits (e.g. 70b3d5e75e000001), not ${showValue(value)}`);
   }
   return value.trim().toLowerCase();
 }
@@ -118,7 +118,7 @@ export function checkView(value: unknown, field: string): boolean | undefined {
   if (value === undefined || value === null || value === '' || value === 'any') return undefined;
   if (value === true || value === 'true' || value === 'receivable') return true;
   if (value === false || value === 'false' || value === 'payable') return false;
-  throw badInput(field, `must be true (receivable view), false (payable view) or empty, not ${JSON.stringify(value).slice(0, 40)}`);
+  throw badInput(field, `must be true (receivable view), false (payable view) or empty, not ${showValue(value)}`);
 }
 
 /**

@@ -9,6 +9,7 @@ import { GatewayError, badInput } from '../lib/errors';
 import { handleInput, mergeQuery, useConfigNode, type Msg } from '../lib/node-kit';
 import { PATHS, brokerRequest, checkContractBody, contractList, defined, messageReply, optionalInt, withOverrides } from '../lib/broker-api';
 import { parseReply } from '../lib/terminal-api';
+import { showValue } from '../lib/int64';
 import { isGateway } from './iotgw-terminal-mode';
 
 export interface ContractConfig extends NodeDef {
@@ -62,7 +63,7 @@ export default function register(RED: NodeAPI): void {
         msg.payload = parseReply(contractList, res.body, `GET ${PATHS.contract}`);
         msg.statusCode = res.statusCode;
       } else {
-        throw badInput(msg.operation !== undefined ? 'msg.operation' : 'operation', `must be "create" or "list", not ${JSON.stringify(operation).slice(0, 30)}`);
+        throw badInput(msg.operation !== undefined ? 'msg.operation' : 'operation', `must be "create" or "list", not ${showValue(operation, 30)}`);
       }
       send(msg);
     });
