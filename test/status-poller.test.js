@@ -45,6 +45,7 @@ describe('iotgw-status-poller against the simulator', function () {
   });
 
   it('emits state changes of a submitted message over time, with names', async function () {
+    this.timeout(20000);
     const n = await load([
       gatewayNode(sim),
       { id: 'mode', type: 'iotgw-terminal-mode', gateway: 'gw', mode: 0, wakeupInterval: 0, family: 'any', wires: [['ok'], []] },
@@ -62,7 +63,7 @@ describe('iotgw-status-poller against the simulator', function () {
       n.get('poller').receive({ payload: 'poll' });
       await new Promise((r) => setTimeout(r, 300));
       return out.some((m) => m.payload.StateName === 'RECEIVED');
-    }, 8000, 'the RECEIVED record');
+    }, 15000, 'the RECEIVED record');
     const states = out.filter((m) => m.payload.ID === id).map((m) => m.payload.StateName);
     assert.deepEqual(states, ['SUBMITTED', 'SENDING_IN_PROGRESS', 'RECEIVED']);
     assert.equal(out.find((m) => m.payload.StateName === 'RECEIVED').payload.IsClosed, true);
