@@ -12,9 +12,11 @@ const { spawn } = require('child_process');
 const ROOT = path.resolve(__dirname, '..', '..');
 const START = path.join(ROOT, 'scripts', 'start.js');
 
-/** The Chromium to drive: $IOTGW_CHROMIUM, else Debian's, else undefined. */
+/** The Chromium to drive: $IOTGW_CHROMIUM if set, else Debian's; undefined when there is none. */
 function chromiumPath() {
-  for (const p of [process.env.IOTGW_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser']) {
+  // IOTGW_CHROMIUM, when set, is the only candidate (a missing path means no browser).
+  const candidates = process.env.IOTGW_CHROMIUM ? [process.env.IOTGW_CHROMIUM] : ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
+  for (const p of candidates) {
     if (p && fs.existsSync(p)) return p;
   }
   return undefined;
