@@ -1,0 +1,203 @@
+'use strict';
+/**
+ * Figure 5: footprint on an edge gateway.
+ *
+ * - Installed size: `npm pack` of this checkout, then `npm install --omit=dev <tarball>`
+ *   in a temporary directory (the npm registry supplies the runtime dependencies);
+ *   the apparent size (sum of file sizes) and the disk usage (du -sk) of its
+ *   node_modules, i.e. the package plus its runtime dependencies.
+ * - Load time, two ways:
+ *   (a) Node-RED's start time with and without the installed package in the user
+ *       directory (spawn to the admin API answering), START_ROUNDS rounds of one start
+ *       each, back to back; the median of the per-round differences (fastest and
+ *       medians reported too);
+ *   (b) in a fresh node process, require() of every node module the package lists plus
+ *       the call that registers its types (a stub RED that records registerType), the
+ *       median of ROUNDS processes: what the package itself costs, without the noise of
+ *       the rest of the start.
+ * - Idle memory: the Node-RED with the installed package, empty flows, RSS after a full
+ *   GC; then one iotgw-gateway and ten nodes of the package deployed (pollers with
+ *   autoStart off, nothing sent), rested 3 s, RSS after a full GC; the difference.
+ *   Also the RSS of the empty Node-RED with the package against one without it.
+ */
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { execFileSync, execFile } = require('node:child_process');
+const { ChildRed, makeUserDir, idleRss, ROOT } = require('../lib/red');
+const { sim, mb, r1, gatewayConfig, onTab } = require('../lib/util');
+
+function dirSize(dir) {
+  let bytes = 0;
+  let files = 0;
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) {
+        bytes += fs.statSync(p).size;
+        files++;
+      }
+    }
+  };
+  walk(dir);
+  return { bytes, files };
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+const LOAD_SCRIPT = `
+const path = require('path');
+const pkgDir = process.argv[1];
+const t0 = process.hrtime.bigint();
+const pkg = require(path.join(pkgDir, 'package.json'));
+const types = [];
+const RED = { nodes: { registerType: (t) => types.push(t), createNode() {}, getNode() { return null; } }, _: (k) => k, util: {}, settings: {}, log: {}, events: { on() {} }, httpAdmin: { get() {}, post() {} } };
+for (const file of Object.values(pkg['node-red'].nodes)) {
+  const mod = require(path.join(pkgDir, file));
+  (typeof mod === 'function' ? mod : mod.default)(RED);
+}
+const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+process.stdout.write(JSON.stringify({ ms, types: types.length }));
+`;
+
+module.exports = async function footprint(opts = {}) {
+  const ROUNDS = opts.quick ? 3 : 5;
+  const START_ROUNDS = opts.quick ? 3 : 9;
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-bench-pack-'));
+  const npmEnv = { ...process.env, npm_config_loglevel: 'error', npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' };
+  try {
+    // Pack without running prepare (dist/ is built already).
+    const packOut = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT, env: npmEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const packInfo = JSON.parse(packOut)[0];
+    const tarball = path.join(work, packInfo.filename);
+    const inst = path.join(work, 'install');
+    fs.mkdirSync(inst);
+    fs.writeFileSync(path.join(inst, 'package.json'), JSON.stringify({ name: 'edge', private: true }));
+    execFileSync('npm', ['install', '--omit=dev', '--ignore-scripts', '--no-package-lock', tarball], { cwd: inst, env: npmEnv, stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
+    const nm = path.join(inst, 'node_modules');
+    const total = dirSize(nm);
+    const pkgDir = path.join(nm, '@iotgateway', 'node-red-gateway');
+    const own = dirSize(pkgDir);
+    const du = Number(execFileSync('du', ['-sk', nm], { encoding: 'utf8' }).split(/\s/)[0]) * 1024;
+    const deps = fs
+      .readdirSync(nm)
+      .filter((n) => !n.startsWith('.'))
+      .flatMap((n) => (n.startsWith('@') ? fs.readdirSync(path.join(nm, n)).map((m) => `${n}/${m}`) : [n]))
+      .map((n) => ({ name: n, bytes: dirSize(path.join(nm, n)).bytes }))
+      .sort((a, b) => b.bytes - a.bytes);
+
+    // (b) require + registration in fresh processes.
+    const loads = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const out = await new Promise((resolve, reject) =>
+        execFile(process.execPath, ['-e', LOAD_SCRIPT, pkgDir], { encoding: 'utf8' }, (err, so, se) => (err ? reject(new Error(se)) : resolve(JSON.parse(so)))),
+      );
+      loads.push(out);
+    }
+
+    // Of which: each runtime dependency alone, required from the install (fresh processes).
+    const depLoad = {};
+    for (const dep of ['undici', 'zod', 'lossless-json']) {
+      const times = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        const code = `const t=process.hrtime.bigint(); require(${JSON.stringify(path.join(nm, dep))}); process.stdout.write(String(Number(process.hrtime.bigint()-t)/1e6));`;
+        times.push(Number(execFileSync(process.execPath, ['-e', code], { encoding: 'utf8' })));
+      }
+      depLoad[dep] = r1(median(times));
+    }
+
+    // (a) Node-RED start with and without the package, alternating; (c) idle memory.
+    const withMs = [];
+    const withoutMs = [];
+    const withRss = [];
+    const withoutRss = [];
+    let types = [];
+    for (let i = 0; i < START_ROUNDS; i++) {
+      // Alternate which goes first, so a trend in the machine's load favours neither.
+      for (const variant of i % 2 ? ['with', 'without'] : ['without', 'with']) {
+        const red = new ChildRed(makeUserDir(variant === 'with' ? pkgDir : 'none'));
+        try {
+          await red.start();
+          (variant === 'with' ? withMs : withoutMs).push(red.startMs);
+          if (i === 0) {
+            (variant === 'with' ? withRss : withoutRss).push((await idleRss(red)).rss);
+            if (variant === 'with') types = (await red.nodeTypes()).filter((t) => t.startsWith('iotgw-'));
+          }
+        } finally {
+          await red.stop();
+        }
+      }
+    }
+
+    // Idle memory of one config node and ten nodes.
+    const { startSimulator } = sim();
+    const s = await startSimulator({});
+    const red = new ChildRed(makeUserDir(pkgDir));
+    let idle;
+    try {
+      await red.start();
+      await red.deploy(onTab([]));
+      const empty = await idleRss(red, 2000);
+      const n = (id, type, extra = {}) => ({ id, type, gateway: 'gw', wires: [], ...extra });
+      await red.deploy(
+        onTab([
+          gatewayConfig(s.url, { rateLimitCalls: 5, rateLimitWindowSeconds: 60 }),
+          n('m1', 'iotgw-terminal-mode', { mode: 0, wakeupInterval: 0, family: 'any', wires: [[], []] }),
+          n('m2', 'iotgw-terminal-mode', { mode: 1, wakeupInterval: 3, family: 'IDP', wires: [[], []] }),
+          n('c1', 'iotgw-cancel', { wires: [[], []] }),
+          n('p1', 'iotgw-status-poller', { intervalSeconds: 60, startFrom: '', output: 'record', autoStart: false, fullAt: 500, addNames: true, wires: [[]] }),
+          n('p2', 'iotgw-status-poller', { intervalSeconds: 60, startFrom: '', output: 'batch', autoStart: false, fullAt: 500, addNames: true, wires: [[]] }),
+          n('t1', 'iotgw-message-tracker', { wires: [[], []] }),
+          n('d1', 'iotgw-lorawan-devices', { pageSize: 100, allPages: true, wires: [[]] }),
+          n('k1', 'iotgw-lorawan-contract', { wires: [[]] }),
+          n('r1', 'iotgw-lorawan-referral', { wires: [[]] }),
+          n('s1', 'iotgw-sms-request', { wires: [[]] }),
+        ]),
+      );
+      const ten = await idleRss(red, 3000);
+      idle = { emptyRssMB: mb(empty.rss), tenRssMB: mb(ten.rss), addedRssMB: mb(ten.rss - empty.rss), addedHeapMB: mb(ten.heapUsed - empty.heapUsed) };
+    } finally {
+      await red.stop();
+      await s.close();
+    }
+
+    const startDiff = median(withMs) - median(withoutMs);
+    const startMinDiff = Math.min(...withMs) - Math.min(...withoutMs);
+    // Each round's two starts ran back to back, under about the same load: the median of
+    // the per-round differences is the least disturbed estimate.
+    const startPairedDiff = median(withMs.map((w, i) => w - withoutMs[i]));
+    const requireMs = median(loads.map((l) => l.ms));
+    return {
+      figure: 'footprint',
+      setup: { rounds: ROUNDS, startRounds: START_ROUNDS },
+      tarball: { file: packInfo.filename, packedBytes: packInfo.size, unpackedBytes: packInfo.unpackedSize, entries: packInfo.entryCount },
+      installed: { bytes: total.bytes, files: total.files, diskBytes: du, ownBytes: own.bytes, deps: deps.map((d) => ({ name: d.name, kb: Math.round(d.bytes / 1024) })) },
+      installedMB: mb(total.bytes),
+      load: {
+        requireRegisterMs: r1(requireMs),
+        requireRegisterRuns: loads.map((l) => r1(l.ms)),
+        typesRegistered: loads[0] && loads[0].types,
+        depRequireMs: depLoad,
+        redStartWithMs: withMs.map(r1),
+        redStartWithoutMs: withoutMs.map(r1),
+        redStartDiffMs: r1(startDiff),
+        redStartMinDiffMs: r1(startMinDiff),
+        redStartPairedDiffMs: r1(startPairedDiff),
+        typesLoadedByRed: types.length,
+      },
+      packageRssMB: withRss.length && withoutRss.length ? mb(withRss[0] - withoutRss[0]) : null,
+      idle,
+      met: {
+        size: total.bytes < 5 * 1024 * 1024,
+        load: Math.max(requireMs, startPairedDiff) < 150,
+        idle: idle.addedRssMB < 10,
+      },
+    };
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+};

@@ -1,0 +1,93 @@
+'use strict';
+/**
+ * Figure 4: all pages of the LoRaWAN device inventory through iotgw-lorawan-devices.
+ *
+ * For each size (10,000 and 100,000 devices): a fresh simulator in this process (broker
+ * area, deviceCount = size, devices generated on demand, page wrapped in an array as
+ * documented), a fresh child Node-RED, its idle RSS (empty flows, after a full GC),
+ * then: inject -> iotgw-lorawan-devices (allPages, pageSize PAGE, keys redacted) ->
+ * function that counts devices and pages (no join node: a join would hold the whole
+ * inventory by design). RSS sampled every 50 ms from /proc until every device arrived.
+ */
+const { ChildRed, makeUserDir, rssSampler, idleRss } = require('../lib/red');
+const { sim, until, mb, r1, gatewayConfig, onTab } = require('../lib/util');
+
+const PAGE = 100;
+
+async function walk(size, timeoutMs, nodeArgs = []) {
+  const { startSimulator } = sim();
+  const s = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, broker: { deviceCount: size } });
+  s.server.maxCallLog = 100;
+  const red = new ChildRed(makeUserDir('link'), { nodeArgs });
+  try {
+    await red.start();
+    await red.deploy(onTab([]));
+    const idle = await idleRss(red);
+    const before = await red.reset();
+    const sampler = rssSampler(red, 50);
+    const t0 = process.hrtime.bigint();
+    await red.deploy(
+      onTab([
+        gatewayConfig(s.url, { rateLimitCalls: 0, maxConcurrent: 3 }),
+        { id: 'go', type: 'inject', once: true, onceDelay: '0.2', props: [{ p: 'payload' }], payload: '', payloadType: 'date', wires: [['devices']] },
+        { id: 'devices', type: 'iotgw-lorawan-devices', gateway: 'gw', customerId: '', devEui: '', receivable: '', page: 1, pageSize: PAGE, allPages: true, includeKeys: false, wires: [['count']] },
+        { id: 'count', type: 'function', func: "const b = global.get('bench'); b.inc('devices', msg.payload.length); b.inc('pages'); return null;", outputs: 0, wires: [] },
+        { id: 'catch', type: 'catch', scope: null, uncaught: false, wires: [['err']] },
+        { id: 'err', type: 'function', func: "global.get('bench').inc('errors'); return null;", outputs: 0, wires: [] },
+      ]),
+    );
+    let last;
+    let peakHeap = 0;
+    await until(async () => {
+      last = await red.stats();
+      peakHeap = Math.max(peakHeap, last.mem.heapUsed);
+      return (last.counters.devices || 0) >= size || (last.counters.errors || 0) > 0;
+    }, timeoutMs, `${size} devices`, 100);
+    const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+    const { peak } = sampler.stop();
+    const after = await idleRss(red, 500);
+    await red.deploy(onTab([]));
+    const cpuMs = (last.cpu.user + last.cpu.system - before.cpu.user - before.cpu.system) / 1000;
+    return {
+      size,
+      devices: last.counters.devices || 0,
+      pages: last.counters.pages || 0,
+      errors: last.counters.errors || 0,
+      seconds: r1(secs),
+      devicesPerSecond: Math.round((last.counters.devices || 0) / secs),
+      cpuUsPerDevice: r1((cpuMs * 1000) / Math.max(1, last.counters.devices || 0)),
+      idleRssMB: mb(idle.rss),
+      peakRssMB: mb(peak),
+      peakAboveIdleMB: mb(peak - idle.rss),
+      peakHeapUsedMB: mb(peakHeap),
+      heapUsedAfterGcMB: mb(after.heapUsed),
+    };
+  } finally {
+    await red.stop();
+    await s.close();
+  }
+}
+
+module.exports = async function inventory(opts = {}) {
+  const sizes = opts.quick ? [2_000, 10_000] : [10_000, 100_000];
+  const runs = [];
+  for (const size of sizes) runs.push(await walk(size, 240_000));
+  // The same walks with V8's old generation capped at 80 MB (see poller.js).
+  const CAP = '--max-old-space-size=80';
+  const capped = [];
+  for (const size of sizes) capped.push({ ...(await walk(size, 240_000, [CAP])), nodeArgs: CAP });
+  const [small, big] = runs;
+  const growth = r1(big.peakAboveIdleMB - small.peakAboveIdleMB);
+  const cappedGrowth = r1(capped[1].peakAboveIdleMB - capped[0].peakAboveIdleMB);
+  return {
+    figure: 'inventory',
+    setup: { pageSize: PAGE, sizes, downstream: 'a function node counting devices (no join)' },
+    runs,
+    capped,
+    growthMB: growth,
+    cappedGrowthMB: cappedGrowth,
+    retainedGrowthMB: r1(big.heapUsedAfterGcMB - small.heapUsedAfterGcMB),
+    met: big.devices === big.size && growth <= Math.max(10, 0.15 * small.peakAboveIdleMB),
+    metCapped: capped[1].devices === big.size && cappedGrowth <= Math.max(10, 0.15 * capped[0].peakAboveIdleMB),
+  };
+};

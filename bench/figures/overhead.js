@@ -1,0 +1,125 @@
+'use strict';
+/**
+ * Figure 2: overhead with the limits off.
+ *
+ * One "call" is the same request in all three: POST /api/v1.0/terminal/mode with a JSON
+ * body of one ModeMessage and a bearer token, the JSON reply read whole and parsed. CONC
+ * calls are kept in flight (closed loop: a call ends, the next starts) for DURATION s;
+ * the first WARMUP s are not counted.
+ *  - ours: a function node sends one msg per call to iotgw-terminal-mode; the gateway
+ *    config has maxBatchSize 1 (so every msg is one call and the batcher never lingers),
+ *    maxConcurrent CONC, rateLimitCalls 0 (no pacing). A msg's latency runs from the
+ *    function's send to the msg arriving on the node's output (Node-RED's msg passing
+ *    included). Runs in a child Node-RED.
+ *  - core: function (sets url, method, headers, JSON payload) -> http request (keep-alive
+ *    on, parse JSON) -> function; latency likewise, in the same child Node-RED.
+ *  - undici: bench/undici-client.js, a Pool of CONC connections in a child process,
+ *    latency around request() + body.json().
+ * The simulator (limits off) runs in the benchmark's own process.
+ */
+const path = require('node:path');
+const { execFile } = require('node:child_process');
+const { ChildRed, makeUserDir } = require('../lib/red');
+const { sim, sleep, percentile, r2, gatewayConfig, onTab } = require('../lib/util');
+
+function summarise(ends, lat, fromMs, toMs) {
+  const xs = [];
+  for (let i = 0; i < ends.length; i++) if (ends[i] >= fromMs && ends[i] < toMs) xs.push(lat[i]);
+  xs.sort((a, b) => a - b);
+  const secs = (toMs - fromMs) / 1000;
+  return { calls: xs.length, perSecond: Math.round(xs.length / secs), medianMs: r2(percentile(xs, 50)), p99Ms: r2(percentile(xs, 99)) };
+}
+
+module.exports = async function overhead(opts = {}) {
+  const CONC = 4;
+  const DURATION_S = opts.quick ? 4 : 10;
+  const WARMUP_S = opts.quick ? 1 : 2;
+  const { startSimulator } = sim();
+  const s = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, acceptUnknownTerminals: true } });
+  s.server.maxCallLog = 100;
+  const red = new ChildRed(makeUserDir('link'));
+  const results = {};
+  try {
+    await red.start();
+    const idExpr = "String(10000000 + (n % 5000)).padStart(8, '0') + 'SKY' + (n % 5000).toString(16).toUpperCase().padStart(4, '0')";
+    // start: CONC msgs; loop: records the latency of the msg that ended, sends the next one.
+    const startFn = (make) => `
+const b = global.get('bench');
+const stopAt = Date.now() + ${DURATION_S * 1000};
+flow.set('stopAt', stopAt); flow.set('n', 0);
+const out = [];
+for (let k = 0; k < ${CONC}; k++) { const n = k; const m = ${make}; m._t0 = b.now(); out.push(m); }
+flow.set('n', ${CONC});
+return [out];`;
+    const loopFn = (make) => `
+const b = global.get('bench');
+if (msg._t0 !== undefined) b.lat(b.now() - msg._t0);
+if (msg.error || (msg.statusCode && msg.statusCode !== 200)) b.inc('errors');
+if (Date.now() >= flow.get('stopAt')) return null;
+const n = flow.get('n'); flow.set('n', n + 1);
+const m = ${make}; m._t0 = b.now();
+return m;`;
+    const oursMake = `{ payload: { DestinationID: ${idExpr}, Mode: 0, WakeupInterval: 0 } }`;
+    const coreMake = `{ url: ${JSON.stringify(`${s.url}/api/v1.0/terminal/mode`)}, method: 'POST', headers: { authorization: 'Bearer demo-token', 'content-type': 'application/json', accept: 'application/json' }, payload: JSON.stringify([{ DestinationID: ${idExpr}, Mode: 0, WakeupInterval: 0 }]) }`;
+
+    const runRed = async (name, flows) => {
+      await red.reset();
+      const cpu0 = (await red.stats()).cpu;
+      const t0 = Date.now();
+      await red.deploy(flows);
+      await sleep(DURATION_S * 1000 + 1500);
+      const st = await red.latencies();
+      await red.deploy(onTab([]));
+      const cpu = (st.cpu.user + st.cpu.system - cpu0.user - cpu0.system) / 1000;
+      const first = st.latEnd.length ? st.latEnd[0] : t0;
+      const sum = summarise(st.latEnd, st.latMs, first + WARMUP_S * 1000, first + DURATION_S * 1000 - 200);
+      results[name] = { ...sum, errors: st.counters.errors || 0, cpuMsPerCall: st.latEnd.length ? r2(cpu / st.latEnd.length) : null };
+    };
+
+    // BENCH_OVERHEAD_ONLY=ours|core|undici runs one variant (for profiling).
+    const only = process.env.BENCH_OVERHEAD_ONLY;
+    if (!only || only === 'ours') await runRed(
+      'ours',
+      onTab([
+        gatewayConfig(s.url, { rateLimitCalls: 0, maxConcurrent: CONC, maxBatchSize: 1 }),
+        { id: 'go', type: 'inject', once: true, onceDelay: '0.5', props: [{ p: 'payload' }], payload: '', payloadType: 'date', wires: [['start']] },
+        { id: 'start', type: 'function', func: startFn(oursMake), outputs: 1, wires: [['mode']] },
+        { id: 'mode', type: 'iotgw-terminal-mode', gateway: 'gw', mode: 0, wakeupInterval: 0, family: 'any', wires: [['loop'], ['loop']] },
+        { id: 'loop', type: 'function', func: loopFn(oursMake), outputs: 1, wires: [['mode']] },
+        { id: 'catch', type: 'catch', scope: ['mode'], uncaught: false, wires: [['loop']] },
+      ]),
+    );
+    if (!only || only === 'core') await runRed(
+      'core',
+      onTab([
+        { id: 'go', type: 'inject', once: true, onceDelay: '0.5', props: [{ p: 'payload' }], payload: '', payloadType: 'date', wires: [['start']] },
+        { id: 'start', type: 'function', func: startFn(coreMake), outputs: 1, wires: [['http']] },
+        { id: 'http', type: 'http request', method: 'use', ret: 'obj', paytoqs: 'ignore', url: '', tls: '', persist: true, proxy: '', insecureHTTPParser: false, authType: '', senderr: false, headers: [], wires: [['loop']] },
+        { id: 'loop', type: 'function', func: loopFn(coreMake), outputs: 1, wires: [['http']] },
+        { id: 'catch', type: 'catch', scope: ['http'], uncaught: false, wires: [['loop']] },
+      ]),
+    );
+    // Bare undici in its own process.
+    const out = only && only !== 'undici' ? { ends: [], lat: [], errors: 0 } : await new Promise((resolve, reject) => {
+      execFile(process.execPath, [path.join(__dirname, '../undici-client.js'), s.url, String(CONC), String(DURATION_S * 1000)], { maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) =>
+        err ? reject(new Error(`undici client: ${err.message} ${stderr}`)) : resolve(JSON.parse(stdout)),
+      );
+    });
+    const first = out.ends.length ? out.ends[0] : Date.now();
+    results.undici = { ...summarise(out.ends, out.lat, first + WARMUP_S * 1000, first + DURATION_S * 1000 - 200), errors: out.errors };
+    for (const k of ['ours', 'core']) results[k] ??= { calls: 0, perSecond: 0 };
+    const ofUndici = results.undici.perSecond ? r2(results.ours.perSecond / results.undici.perSecond) : null;
+    const coreOfUndici = results.undici.perSecond ? r2(results.core.perSecond / results.undici.perSecond) : null;
+    return {
+      figure: 'overhead',
+      setup: { concurrency: CONC, durationS: DURATION_S, warmupS: WARMUP_S, oneCall: 'POST terminal/mode, one ModeMessage, bearer token, JSON reply parsed', ours: 'gateway maxBatchSize 1, maxConcurrent ' + CONC + ', rateLimitCalls 0', core: 'http request node, keep-alive (persist) on, return parsed JSON' },
+      ...results,
+      oursOfUndici: ofUndici,
+      coreOfUndici,
+      met: ofUndici !== null && ofUndici >= 0.8 && results.ours.perSecond > results.core.perSecond,
+    };
+  } finally {
+    await red.stop();
+    await s.close();
+  }
+};

@@ -1,0 +1,246 @@
+'use strict';
+/**
+ * A real Node-RED runtime as a child process for the benchmarks: its own settings file,
+ * a temporary user directory with the package linked in (or installed from a tarball),
+ * flows deployed through the admin API on 127.0.0.1, and an IPC bridge so that the
+ * benchmark can read counters, latencies, memory and CPU time of the runtime without
+ * adding HTTP traffic to what is measured.
+ *
+ * In a flow, a function node reaches the bridge as `global.get('bench')`:
+ *   bench.inc(name, n)    add n to a counter
+ *   bench.lat(ms)         record one latency sample (with the time it ended)
+ * The parent reads them with `red.stats()` and clears them with `red.reset()`.
+ */
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '../..');
+const RED_JS = require.resolve('node-red/red.js', { paths: [ROOT] });
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const SETTINGS = `
+'use strict';
+const counters = {};
+let latEnd = [];
+let latMs = [];
+const bench = {
+  inc(name, n = 1) { counters[name] = (counters[name] || 0) + n; },
+  lat(ms) { latEnd.push(Date.now()); latMs.push(ms); },
+  now() { const t = process.hrtime(); return t[0] * 1e3 + t[1] / 1e6; },
+};
+process.on('message', (m) => {
+  if (!m || typeof m !== 'object') return;
+  if (m.cmd === 'gc' && typeof global.gc === 'function') { global.gc(); global.gc(); }
+  if (m.cmd === 'reset') { for (const k of Object.keys(counters)) delete counters[k]; latEnd = []; latMs = []; }
+  const reply = { id: m.id, counters: { ...counters }, mem: process.memoryUsage(), cpu: process.cpuUsage() };
+  if (m.cmd === 'lat') { reply.latEnd = latEnd; reply.latMs = latMs; }
+  process.send(reply);
+});
+module.exports = {
+  uiHost: '127.0.0.1',
+  flowFile: 'flows.json',
+  credentialSecret: 'bench-secret',
+  functionGlobalContext: { bench },
+  logging: { console: { level: 'warn', metrics: false, audit: false } },
+  editorTheme: { tours: false, projects: { enabled: false } },
+  externalModules: { palette: { allowInstall: false } },
+  diagnostics: { enabled: false },
+  telemetry: { enabled: false },
+};
+`;
+
+/**
+ * A fresh user directory. `pkg`: 'link' (symlink this checkout, as `npm install <dir>`
+ * would), 'none' (no package: a bare Node-RED), or a path to an installed package dir.
+ */
+function makeUserDir(pkg = 'link') {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-bench-red-'));
+  fs.writeFileSync(path.join(dir, 'settings.js'), SETTINGS);
+  const deps = {};
+  if (pkg !== 'none') {
+    const scope = path.join(dir, 'node_modules', '@iotgateway');
+    fs.mkdirSync(scope, { recursive: true });
+    fs.symlinkSync(pkg === 'link' ? ROOT : pkg, path.join(scope, 'node-red-gateway'), 'dir');
+    deps['@iotgateway/node-red-gateway'] = '*';
+  }
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'red-user', private: true, dependencies: deps }));
+  return dir;
+}
+
+class ChildRed {
+  constructor(userDir, { ownDir = true, nodeArgs = [] } = {}) {
+    this.userDir = userDir;
+    this.nodeArgs = nodeArgs;
+    this.ownDir = ownDir;
+    this.output = '';
+    this.pendingIpc = new Map();
+    this.nextId = 1;
+  }
+
+  /** Starts Node-RED; resolves when its admin API answers. Records how long that took. */
+  async start(timeoutMs = 60000) {
+    this.port = await freePort();
+    const t0 = process.hrtime.bigint();
+    // BENCH_PROFILE_DIR=dir: every child Node-RED writes a CPU profile there (--cpu-prof).
+    const prof = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+    // BENCH_NODE_ARGS: extra node options for the child (e.g. --max-old-space-size=96).
+    const extra = (process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean);
+    this.proc = spawn(process.execPath, ['--expose-gc', ...prof, ...extra, ...this.nodeArgs, RED_JS, '--settings', path.join(this.userDir, 'settings.js'), '--userDir', this.userDir, '--port', String(this.port)], {
+      cwd: this.userDir,
+      env: { ...process.env, NODE_RED_ENABLE_PROJECTS: 'false', http_proxy: '', https_proxy: '', HTTP_PROXY: '', HTTPS_PROXY: '', NO_PROXY: '127.0.0.1,localhost' },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    const keep = (d) => {
+      this.output += d.toString();
+      if (this.output.length > 200000) this.output = this.output.slice(-100000);
+    };
+    this.proc.stdout.on('data', keep);
+    this.proc.stderr.on('data', keep);
+    this.proc.on('message', (m) => {
+      const p = this.pendingIpc.get(m.id);
+      if (p) {
+        this.pendingIpc.delete(m.id);
+        p(m);
+      }
+    });
+    this.exited = new Promise((resolve) => this.proc.once('exit', (code, signal) => resolve({ code, signal })));
+    for (;;) {
+      if (this.proc.exitCode !== null) throw new Error(`Node-RED exited at start:\n${this.output.slice(-3000)}`);
+      try {
+        const r = await fetch(`${this.url}/settings`, { signal: AbortSignal.timeout(2000) });
+        if (r.ok) break;
+      } catch {
+        /* not up yet */
+      }
+      if (Number(process.hrtime.bigint() - t0) / 1e6 > timeoutMs) throw new Error(`Node-RED did not start in ${timeoutMs} ms:\n${this.output.slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    this.startMs = Number(process.hrtime.bigint() - t0) / 1e6;
+    return this;
+  }
+
+  get url() {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  get pid() {
+    return this.proc.pid;
+  }
+
+  async deploy(flows) {
+    const r = await fetch(`${this.url}/flows`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'Node-RED-Deployment-Type': 'full', 'Node-RED-API-Version': 'v1' },
+      body: JSON.stringify(flows),
+    });
+    if (r.status !== 204 && r.status !== 200) throw new Error(`deploy failed: HTTP ${r.status} ${await r.text()}`);
+  }
+
+  async nodeTypes() {
+    const r = await fetch(`${this.url}/nodes`, { headers: { accept: 'application/json' } });
+    const sets = await r.json();
+    return sets.flatMap((s) => s.types);
+  }
+
+  ipc(cmd, timeoutMs = 10000) {
+    return new Promise((resolve, reject) => {
+      const id = this.nextId++;
+      const timer = setTimeout(() => {
+        this.pendingIpc.delete(id);
+        reject(new Error(`no IPC reply to ${cmd}`));
+      }, timeoutMs);
+      this.pendingIpc.set(id, (m) => {
+        clearTimeout(timer);
+        resolve(m);
+      });
+      this.proc.send({ cmd, id });
+    });
+  }
+
+  stats() {
+    return this.ipc('stats');
+  }
+  reset() {
+    return this.ipc('reset');
+  }
+  gc() {
+    return this.ipc('gc');
+  }
+  latencies() {
+    return this.ipc('lat', 30000);
+  }
+
+  /** RSS from /proc (bytes); also the kernel's high-water mark. */
+  procMem() {
+    try {
+      const s = fs.readFileSync(`/proc/${this.pid}/status`, 'utf8');
+      const kb = (k) => Number((new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(s) || [])[1] || 0) * 1024;
+      return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+    } catch {
+      return { rss: 0, hwm: 0 };
+    }
+  }
+
+  async stop() {
+    if (this.proc && this.proc.exitCode === null) {
+      this.proc.kill('SIGINT');
+      const t = setTimeout(() => this.proc.kill('SIGKILL'), 5000);
+      await this.exited;
+      clearTimeout(t);
+    }
+    if (this.ownDir) fs.rmSync(this.userDir, { recursive: true, force: true });
+  }
+}
+
+/** Samples the child's RSS every `everyMs` until stopped; returns the peak. */
+function rssSampler(red, everyMs = 50) {
+  let peak = 0;
+  let samples = 0;
+  const take = () => {
+    const { rss } = red.procMem();
+    samples++;
+    if (rss > peak) peak = rss;
+  };
+  take();
+  const timer = setInterval(take, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      take();
+      return { peak, samples };
+    },
+    get peak() {
+      return peak;
+    },
+  };
+}
+
+/** Idle RSS after a full GC and a short rest (median of 3 readings 200 ms apart). */
+async function idleRss(red, restMs = 1500) {
+  await new Promise((r) => setTimeout(r, restMs));
+  const vals = [];
+  let heap = 0;
+  for (let i = 0; i < 3; i++) {
+    const s = await red.gc();
+    heap = s.mem.heapUsed;
+    vals.push(red.procMem().rss);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  vals.sort((a, b) => a - b);
+  return { rss: vals[1], heapUsed: heap };
+}
+
+module.exports = { ChildRed, makeUserDir, freePort, rssSampler, idleRss, ROOT };
