@@ -1,6 +1,6 @@
 'use strict';
 const assert = require('node:assert/strict');
-const { simulatorPerTest, gatewayNode, load, until, collect, catchAll } = require('./helpers/harness');
+const { simulatorPerTest, helper, gatewayNode, load, until, collect, catchAll, DEMO_CREDS, ALL_NODES } = require('./helpers/harness');
 
 describe('iotgw-terminal-mode against the simulator', function () {
   let sim;
@@ -114,5 +114,34 @@ describe('iotgw-terminal-mode against the simulator', function () {
     assert.equal(caught[0].error.code, 'BAD_INPUT');
     assert.match(caught[0].error.message, /UserMessageID: is above 2\^53/);
     assert.equal(sim.server.calls.length, 0);
+  });
+});
+
+describe('messages built in a function node (another realm)', function () {
+  let sim;
+  simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
+
+  it('accepts a ModeMessage object literal made in a function node, and msg.query made there', async function () {
+    const fn = require('@node-red/nodes/core/function/10-function.js');
+    const nodes = [
+      { id: 'flow', type: 'tab' },
+      gatewayNode(sim),
+      {
+        id: 'fn',
+        z: 'flow',
+        type: 'function',
+        func: "msg.payload = { DestinationID: '01000001SKYA001', Mode: 1, WakeupInterval: 2 }; msg.query = { trace: 'yes' }; return msg;",
+        outputs: 1,
+        wires: [['mode']],
+      },
+      { id: 'mode', z: 'flow', type: 'iotgw-terminal-mode', gateway: 'gw', mode: 0, wakeupInterval: 0, family: 'any', wires: [['ok'], []] },
+      { id: 'ok', z: 'flow', type: 'helper' },
+    ];
+    await helper.load([...ALL_NODES, fn], nodes, { gw: DEMO_CREDS });
+    const ok = collect(helper.getNode('ok'));
+    helper.getNode('fn').receive({ payload: 'go' });
+    await until(() => ok.length === 1);
+    assert.equal(ok[0].payload[0].DestinationID, '01000001SKYA001');
+    assert.equal(new URLSearchParams(sim.server.callsTo('terminal/mode')[0].query).get('trace'), 'yes');
   });
 });
