@@ -375,9 +375,18 @@ export class ApiClient {
     }
     const url = this.url(spec.path, spec.query);
     const release = await this.concurrency.acquire(spec.signal);
+    // One controller aborts the call on timeout or when the caller's signal aborts
+    // (cheaper than AbortSignal.any per call, and it leaves no listener behind).
     const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(new GatewayError('TIMEOUT', `${where}: no complete reply within ${this.options.timeoutMs / 1000} s`)), this.options.timeoutMs);
-    const signal = spec.signal ? AbortSignal.any([spec.signal, timeout.signal]) : timeout.signal;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      timeout.abort(new GatewayError('TIMEOUT', `${where}: no complete reply within ${this.options.timeoutMs / 1000} s`));
+    }, this.options.timeoutMs);
+    const onCallerAbort = () => timeout.abort(spec.signal!.reason);
+    if (spec.signal?.aborted) timeout.abort(spec.signal.reason);
+    else spec.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const signal = timeout.signal;
     this.stats.requests++;
     try {
       const res = await this.dispatcher.request({
@@ -420,7 +429,7 @@ export class ApiClient {
       return { statusCode: res.statusCode, headers: res.headers as IncomingHttpHeaders, body: parsed };
     } catch (err) {
       if (err instanceof GatewayError) throw err;
-      if (timeout.signal.aborted && !spec.signal?.aborted) throw timeout.signal.reason as GatewayError;
+      if (timedOut) throw timeout.signal.reason as GatewayError;
       if (spec.signal?.aborted) {
         const reason = spec.signal.reason;
         throw reason instanceof GatewayError ? reason : new GatewayError('NETWORK', `${where}: aborted (${reason instanceof Error ? reason.message : 'node closed'})`);
@@ -437,6 +446,7 @@ export class ApiClient {
       throw new GatewayError('NETWORK', `${where}: ${code ? `${code} ` : ''}${e.message ?? 'network error'} (is ${this.base.host} reachable?)`, { cause: err });
     } finally {
       clearTimeout(timer);
+      spec.signal?.removeEventListener('abort', onCallerAbort);
       release();
     }
   }

@@ -22,8 +22,17 @@ function parseNumber(text: string): number | string {
   return Number(text);
 }
 
-/** Parses JSON text; integers above 2^53 - 1 come back as exact decimal strings. */
+/** A run of 16 or more digits: the only way a JSON number can be an unsafe integer. */
+const LONG_DIGITS = /\d{16}/;
+
+/**
+ * Parses JSON text; integers above 2^53 - 1 come back as exact decimal strings. Text
+ * with no run of 16 digits cannot hold an unsafe integer (every integer of up to 15
+ * digits is below 2^53), so it takes the native parser, which gives the same result
+ * several times faster.
+ */
 export function parseJson(text: string): unknown {
+  if (!LONG_DIGITS.test(text)) return JSON.parse(text);
   return parse(text, null, parseNumber);
 }
 

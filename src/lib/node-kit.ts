@@ -8,6 +8,7 @@
  *   properties, not credentials).
  * - `mergeQuery` adds `msg.query` last, after checking its shape.
  */
+import { setMaxListeners } from 'node:events';
 import type { Node, NodeAPI, NodeMessage, NodeMessageInFlow, NodeStatus } from 'node-red';
 import { GatewayError, badInput, toGatewayError } from './errors';
 import type { Query } from './http';
@@ -50,24 +51,44 @@ export function errorStatus(RED: NodeAPI, err: GatewayError): NodeStatus {
   return { fill: 'red', shape: 'ring', text: `${reason}${extra}`.slice(0, 60) };
 }
 
+/**
+ * An AbortController for a node's lifetime. Every wait and call of the node listens to
+ * its signal (each listener is removed when its wait ends), so a busy node legitimately
+ * has more than Node's default of 10 listeners.
+ */
+export function nodeAbortController(): AbortController {
+  const c = new AbortController();
+  setMaxListeners(0, c.signal);
+  return c;
+}
+
 export function handleInput(
   RED: NodeAPI,
   node: Node,
   onInput: (msg: Msg, send: SendFn, ctx: InputContext) => Promise<void>,
   options: InputOptions = {},
 ): InputHandle {
-  const controller = new AbortController();
+  const controller = nodeAbortController();
   const pending = new Set<Promise<void>>();
   let inFlight = 0;
+  let busyShown = false;
+  let busyAt = 0;
 
   const showIdle = () => {
+    busyShown = false;
     const s = options.idleStatus?.();
     node.status(s ?? {});
   };
   // Translated once per node: i18next on every msg was a tenth of the CPU time of a call (issue 6).
   let requesting: string | undefined;
+  // Status only changes when it says something new: on becoming busy, and then the count
+  // at most every 500 ms (a status update per msg was a measurable share of a call).
   const showBusy = () => {
+    const now = Date.now();
+    if (busyShown && now - busyAt < 500) return;
     requesting ??= t(RED, 'status.requesting');
+    busyShown = true;
+    busyAt = now;
     node.status({ fill: 'blue', shape: 'dot', text: `${requesting}${inFlight > 1 ? ` (${inFlight})` : ''}` });
   };
 
@@ -76,6 +97,7 @@ export function handleInput(
       return pending.size;
     },
     fail(err) {
+      busyShown = false;
       node.status(errorStatus(RED, err));
     },
     idle: showIdle,

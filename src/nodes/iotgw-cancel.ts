@@ -6,7 +6,7 @@
 import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { GatewayError, badInput } from '../lib/errors';
 import { describeType, int64Out, int64Key, toInt64 } from '../lib/int64';
-import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg } from '../lib/node-kit';
+import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg, nodeAbortController } from '../lib/node-kit';
 import { SendPool } from '../lib/send-pool';
 import { nameErrors, throwOnCallError } from '../lib/gateway-errors';
 import { cancelReply, parseReply, type Cancellation } from '../lib/terminal-api';
@@ -52,7 +52,7 @@ export default function register(RED: NodeAPI): void {
     RED.nodes.createNode(this, config);
     const node = this;
     const gw = useConfigNode(RED, node, config.gateway, isGateway, 'gateway', 'iotgw-gateway');
-    const closing = new AbortController();
+    const closing = nodeAbortController();
     node.on('close', (_r: boolean, done: () => void) => {
       closing.abort();
       done();

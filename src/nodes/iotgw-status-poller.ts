@@ -15,7 +15,7 @@
 import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red';
 import { GatewayError, badInput, toGatewayError } from '../lib/errors';
 import { int64Out } from '../lib/int64';
-import { errorStatus, handleInput, isPlainObject, mergeQuery, numberSetting, t, useConfigNode, type Msg } from '../lib/node-kit';
+import { errorStatus, handleInput, isPlainObject, mergeQuery, numberSetting, t, useConfigNode, type Msg, nodeAbortController } from '../lib/node-kit';
 import { throwOnCallError } from '../lib/gateway-errors';
 import { FROM_UTC_RE, STATE_NAMES, TRANSPORT_NAMES, parseReply, statusReply, type StatusRecord } from '../lib/terminal-api';
 import { isGateway } from './iotgw-terminal-mode';
@@ -64,7 +64,7 @@ export default function register(RED: NodeAPI): void {
     const store = config.contextStore ? String(config.contextStore) : undefined;
     const addNames = config.addNames !== false;
     const batchMode = config.output === 'batch';
-    const closing = new AbortController();
+    const closing = nodeAbortController();
 
     let mark: string | undefined;
     let timer: NodeJS.Timeout | undefined;

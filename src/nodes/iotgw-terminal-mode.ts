@@ -10,7 +10,7 @@ import { SendPool } from '../lib/send-pool';
 import { nameErrors, throwOnCallError } from '../lib/gateway-errors';
 import { GatewayError, badInput } from '../lib/errors';
 import { describeType, int64Out, showValue, toInt64 } from '../lib/int64';
-import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg } from '../lib/node-kit';
+import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg, nodeAbortController } from '../lib/node-kit';
 import { parseReply, submitReply, type SubmitResult } from '../lib/terminal-api';
 import type { GatewayNode } from './iotgw-gateway';
 
@@ -90,7 +90,7 @@ export default function register(RED: NodeAPI): void {
       mode: Math.round(numberSetting(config.mode, 0, -1, 99)),
       wakeup: Math.round(numberSetting(config.wakeupInterval, 0, -1, 99)),
     };
-    const closing = new AbortController();
+    const closing = nodeAbortController();
     node.on('close', (_r: boolean, done: () => void) => {
       closing.abort();
       done();
