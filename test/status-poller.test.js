@@ -69,6 +69,22 @@ describe('iotgw-status-poller against the simulator', function () {
     assert.equal(out.find((m) => m.payload.StateName === 'RECEIVED').payload.IsClosed, true);
   });
 
+  it('"start from now" means the node\'s start: an update before the first poll is not skipped', async function () {
+    const n = await load([
+      gatewayNode(sim),
+      { id: 'mode', type: 'iotgw-terminal-mode', gateway: 'gw', mode: 0, wakeupInterval: 0, family: 'any', lingerMs: 0, wires: [[], []] },
+      poller({ startFrom: '' }),
+      { id: 'out', type: 'helper' },
+    ]);
+    const out = collect(n.get('out'));
+    n.get('mode').receive({ payload: { DestinationID: '01000001SKYA001', Mode: 0 } });
+    await until(() => sim.terminal.counters.submitted === 1);
+    // Let a second boundary pass before the first poll.
+    await new Promise((r) => setTimeout(r, 1200));
+    n.get('poller').receive({ payload: 'poll' });
+    await until(() => out.some((m) => m.payload.StateName === 'SUBMITTED'), 5000, 'the SUBMITTED record');
+  });
+
   it('sends one msg per poll in batch mode, with fromUTC and nextFromUTC', async function () {
     sim.terminal.seedBacklog(30);
     const n = await load([gatewayNode(sim), poller({ output: 'batch' }), { id: 'out', type: 'helper' }]);

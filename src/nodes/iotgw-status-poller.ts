@@ -96,10 +96,20 @@ export default function register(RED: NodeAPI): void {
           ? { fill: 'grey' as const, shape: 'ring' as const, text: t(RED, 'status.waiting') }
           : { fill: 'grey' as const, shape: 'ring' as const, text: t(RED, 'status.stopped') };
 
+    // "Now" means when the node started, not when the first poll happens: an update in
+    // between must not fall behind the mark.
+    let startMark: string | GatewayError;
+    try {
+      startMark = initialMark(config.startFrom);
+    } catch (err) {
+      startMark = err as GatewayError;
+    }
     const loadMark = async (): Promise<string> => {
       if (mark) return mark;
       const stored = await getMark();
-      mark = stored && FROM_UTC_RE.test(stored) ? stored : initialMark(config.startFrom);
+      if (stored && FROM_UTC_RE.test(stored)) mark = stored;
+      else if (startMark instanceof GatewayError) throw startMark;
+      else mark = startMark;
       return mark;
     };
 
