@@ -8,24 +8,11 @@
  */
 const assert = require('node:assert/strict');
 const { helper, startSimulator, gatewayNode, load, until, DEMO_CREDS } = require('./helpers/harness');
+const { FAULT_KINDS } = require('../dist/simulator/server');
 const { landedSpecs, outcomeFor, ledgerFlow, Ledger, configNode, credsFor } = require('./helpers/faults');
 
-const KINDS = [
-  'rate-limit',
-  'unavailable',
-  'server-error',
-  'reset',
-  'slow',
-  'malformed-json',
-  'truncated-json',
-  'html',
-  'content-type',
-  'oversized',
-  'wrong-types',
-  'extra-fields',
-  'int64-edges',
-  'token-expiry',
-];
+// Every fault kind of the simulator but the plain 'status' and 'echo' (the secrets test's).
+const KINDS = FAULT_KINDS.filter((k) => k !== 'status' && k !== 'echo');
 
 /** Totals for the report (printed once at the end). */
 const figures = { faults: 0, msgs: 0 };
