@@ -11,25 +11,12 @@
  *   bench.lat(ms)         record one latency sample (with the time it ended)
  * The parent reads them with `red.stats()` and clears them with `red.reset()`.
  */
-const { spawn } = require('node:child_process');
 const fs = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
+const { ChildRed: BaseChildRed, freePort } = require('../../test/helpers/child-red');
 
 const ROOT = path.resolve(__dirname, '../..');
-const RED_JS = require.resolve('node-red/red.js', { paths: [ROOT] });
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const SETTINGS = `
 'use strict';
@@ -80,35 +67,22 @@ function makeUserDir(pkg = 'link') {
   return dir;
 }
 
-class ChildRed {
+/** The tests' child Node-RED launcher, plus an IPC channel to the bench hooks in SETTINGS. */
+class ChildRed extends BaseChildRed {
   constructor(userDir, { ownDir = true, nodeArgs = [] } = {}) {
-    this.userDir = userDir;
-    this.nodeArgs = nodeArgs;
-    this.ownDir = ownDir;
-    this.output = '';
-    this.pendingIpc = new Map();
-    this.nextId = 1;
-  }
-
-  /** Starts Node-RED; resolves when its admin API answers. Records how long that took. */
-  async start(timeoutMs = 60000) {
-    this.port = await freePort();
-    const t0 = process.hrtime.bigint();
     // BENCH_PROFILE_DIR=dir: every child Node-RED writes a CPU profile there (--cpu-prof).
     const prof = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
     // BENCH_NODE_ARGS: extra node options for the child (e.g. --max-old-space-size=96).
     const extra = (process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean);
-    this.proc = spawn(process.execPath, ['--expose-gc', ...prof, ...extra, ...this.nodeArgs, RED_JS, '--settings', path.join(this.userDir, 'settings.js'), '--userDir', this.userDir, '--port', String(this.port)], {
-      cwd: this.userDir,
-      env: { ...process.env, NODE_RED_ENABLE_PROJECTS: 'false', http_proxy: '', https_proxy: '', HTTP_PROXY: '', HTTPS_PROXY: '', NO_PROXY: '127.0.0.1,localhost' },
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    });
-    const keep = (d) => {
-      this.output += d.toString();
-      if (this.output.length > 200000) this.output = this.output.slice(-100000);
-    };
-    this.proc.stdout.on('data', keep);
-    this.proc.stderr.on('data', keep);
+    super(userDir, { nodeArgs: ['--expose-gc', ...prof, ...extra, ...nodeArgs], ipc: true });
+    this.ownDir = ownDir;
+    this.pendingIpc = new Map();
+    this.nextId = 1;
+  }
+
+  /** Starts Node-RED; resolves when its admin API answers (`startMs` records how long). */
+  async start(timeoutMs = 60000) {
+    await super.start(timeoutMs);
     this.proc.on('message', (m) => {
       const p = this.pendingIpc.get(m.id);
       if (p) {
@@ -116,43 +90,11 @@ class ChildRed {
         p(m);
       }
     });
-    this.exited = new Promise((resolve) => this.proc.once('exit', (code, signal) => resolve({ code, signal })));
-    for (;;) {
-      if (this.proc.exitCode !== null) throw new Error(`Node-RED exited at start:\n${this.output.slice(-3000)}`);
-      try {
-        const r = await fetch(`${this.url}/settings`, { signal: AbortSignal.timeout(2000) });
-        if (r.ok) break;
-      } catch {
-        /* not up yet */
-      }
-      if (Number(process.hrtime.bigint() - t0) / 1e6 > timeoutMs) throw new Error(`Node-RED did not start in ${timeoutMs} ms:\n${this.output.slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    this.startMs = Number(process.hrtime.bigint() - t0) / 1e6;
     return this;
-  }
-
-  get url() {
-    return `http://127.0.0.1:${this.port}`;
   }
 
   get pid() {
     return this.proc.pid;
-  }
-
-  async deploy(flows) {
-    const r = await fetch(`${this.url}/flows`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'Node-RED-Deployment-Type': 'full', 'Node-RED-API-Version': 'v1' },
-      body: JSON.stringify(flows),
-    });
-    if (r.status !== 204 && r.status !== 200) throw new Error(`deploy failed: HTTP ${r.status} ${await r.text()}`);
-  }
-
-  async nodeTypes() {
-    const r = await fetch(`${this.url}/nodes`, { headers: { accept: 'application/json' } });
-    const sets = await r.json();
-    return sets.flatMap((s) => s.types);
   }
 
   ipc(cmd, timeoutMs = 10000) {
