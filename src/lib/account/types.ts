@@ -1,0 +1,81 @@
+/**
+ * The seams of an account (issue 14). An account is one set of credentials on one service
+ * (an `iotgw-gateway` or an `iotgw-app` config node). Everything a node needs of its account
+ * sits behind one of these small interfaces, so that the in-process implementations (the
+ * default, and what `npm start` uses) and the Redis-backed ones (several Node-RED instances
+ * sharing one account, issue 19) are interchangeable without touching any node file.
+ *
+ * This file holds types only. Implementations: `./memory/*` (in-process) and
+ * `./redis/*` (shared through an `iotgw-redis` config node).
+ */
+
+/** Releases a slot; calling it more than once is harmless. */
+export type Release = () => void;
+
+/**
+ * The account's rate budget: each throttle group's sliding window (SEND, GET, ...) and the
+ * cap on requests in flight. Order of use for one call: the concurrency slot first, then the
+ * rate slot of its group right before the call leaves; both released when the reply is in
+ * (a call's window slot counts from its completion).
+ */
+export interface RateBudget {
+  /** Waits for one of the account's in-flight slots. Rejects with the signal's reason on abort. */
+  acquireConcurrency(signal?: AbortSignal): Promise<Release>;
+  /** Waits for a slot of `group`'s sliding window; resolves at once for a group with no limit. */
+  acquireRate(group: string, signal?: AbortSignal): Promise<Release>;
+  /** After a 429/503 (or a throttling ErrorID): no slot of `group` is granted for `ms`. */
+  penalize(group: string, ms: number): void;
+  /** Milliseconds until a slot of `group` could be granted (0: now); for status texts. */
+  msUntilFree(group: string): number;
+  /** The window of `group` in ms (0: no limit). */
+  windowMs(group: string): number;
+  /** Refuses every waiter (redeploy) and frees what it holds. */
+  close(): Promise<void>;
+}
+
+/** A bearer token shared by every node of the account (and every instance, with Redis). */
+export interface TokenSource {
+  /** The current token, fetching one if there is none (one fetch for all callers). */
+  token(signal?: AbortSignal): Promise<string>;
+  /**
+   * After a 401 with `refused`: drop it so the next `token()` fetches a new one. Returns
+   * false when renewing cannot help (a static token, or `refused` was already renewed once).
+   */
+  invalidate(refused: string): boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * The persisted position of one feed (status updates, from-mobile messages): the mark
+ * (`FromUTC` to ask for next) and the keys already emitted for the mark's second. Both are
+ * always written together, in one write.
+ */
+export interface FeedMark {
+  /** `yyyy-MM-dd HH:mm:ss`, the gateway's own form. */
+  fromUtc: string;
+  /** Keys of the records already emitted whose time is the mark's second. */
+  seen: string[];
+  /** Bumped by a `{fromUTC}` reset, so a poll begun before it can neither emit nor write. */
+  generation: number;
+}
+
+/** Where a feed's mark lives: node context / a file (in-process), or Redis (shared). */
+export interface MarkStore {
+  load(feed: string): Promise<FeedMark | undefined>;
+  /**
+   * Writes the mark durably before resolving. With a `fence` (from a FeedLease), the write
+   * is refused (rejects with code SHARED_STATE / reason 'fenced') when a newer lease holder exists.
+   */
+  save(feed: string, mark: FeedMark, fence?: number): Promise<void>;
+}
+
+/** Who may poll a feed: always this instance in-process; one active instance with Redis. */
+export interface FeedLease {
+  /** Resolves with a fencing token once this instance holds the lease; renews it itself. */
+  acquire(feed: string, signal?: AbortSignal): Promise<number>;
+  /** True while the lease is held (false after a lost renewal). */
+  held(feed: string): boolean;
+  release(feed: string): Promise<void>;
+  /** 'active' | 'standby' | 'down' changes, for the node's status. */
+  on(event: 'state', listener: (feed: string, state: 'active' | 'standby' | 'down') => void): this;
+}
