@@ -5,12 +5,13 @@
  * the account shares them, like the MQTT broker node shares one connection.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { ApiClient, checkBaseUrl, type ApiResponse, type Query } from '../lib/http';
+import { ApiClient, checkBaseUrl, type Query } from '../lib/http';
 import { StaticBearer } from '../lib/auth';
 import { tlsFromConfigNode } from '../lib/tls';
 import { GatewayError } from '../lib/errors';
 import { numberSetting, resolveCredential } from '../lib/node-kit';
 import { refuseTokenInQuery } from '../lib/app-api';
+import type { AppNode, AppSettings } from '../lib/account/config-nodes';
 
 export interface AppConfig extends NodeDef {
   baseUrl: string;
@@ -22,27 +23,7 @@ export interface AppConfig extends NodeDef {
   tls?: string;
 }
 
-export interface AppCredentials {
-  authToken?: string;
-}
-
-export interface AppSettings {
-  baseUrl: string;
-  timeoutMs: number;
-  rateLimitCalls: number;
-  rateLimitWindowMs: number;
-  maxRetries: number;
-}
-
-export interface AppNode extends Node<AppCredentials> {
-  settings: AppSettings;
-  /** The account's shared client; throws BAD_INPUT when the config is invalid. */
-  client(): ApiClient;
-  /** GET `path` with the account's auth, limits and retries. */
-  get(path: string, query: Query, signal: AbortSignal): Promise<ApiResponse>;
-  register(user: Node): void;
-  deregister(user: Node): void;
-}
+export type { AppCredentials, AppSettings, AppNode } from '../lib/account/config-nodes';
 
 /** Requests in flight at once for one account. */
 const MAX_CONCURRENT = 3;
@@ -67,9 +48,7 @@ export function appSettings(config: AppConfig): AppSettings {
   };
 }
 
-export function isApp(n: unknown): n is AppNode {
-  return !!n && typeof (n as AppNode).client === 'function' && typeof (n as AppNode).get === 'function';
-}
+export { isApp } from '../lib/guards';
 
 export default function register(RED: NodeAPI): void {
   function IotgwAppNode(this: AppNode, rawConfig: AppConfig) {

@@ -12,6 +12,7 @@ import { ClientCredentialsBearer, StaticBearer, StaticHeaders } from '../lib/aut
 import { GatewayError } from '../lib/errors';
 import { numberSetting, resolveCredential } from '../lib/node-kit';
 import { ErrorCatalogue } from '../lib/catalogue';
+import type { GatewayCredentials, GatewayNode, GatewaySettings } from '../lib/account/config-nodes';
 
 export interface GatewayConfig extends NodeDef {
   baseUrl: string;
@@ -26,47 +27,7 @@ export interface GatewayConfig extends NodeDef {
   tls?: string;
 }
 
-export interface GatewayCredentials {
-  token?: string;
-  clientId?: string;
-  clientSecret?: string;
-  brokerClientId?: string;
-  brokerAccessToken?: string;
-}
-
-export interface GatewaySettings {
-  baseUrl: string;
-  apiVersion: string;
-  rateLimitCalls: number;
-  rateLimitWindowMs: number;
-  maxConcurrent: number;
-  maxBatchSize: number;
-  timeoutMs: number;
-  maxRetries: number;
-  maxQueue: number;
-}
-
-export interface GatewayNode extends Node<GatewayCredentials> {
-  settings: GatewaySettings;
-  /** The account's shared client; throws BAD_INPUT when the config is invalid. */
-  client(): ApiClient;
-  /** Bearer auth for endpoints 1 to 3 (static token or client credentials). */
-  bearerAuth(): AuthProvider;
-  /** `client_id` / `access_token` headers for the LoRaWAN and SMS endpoints. */
-  brokerAuth(): AuthProvider;
-  /** `/api/v{version}/<rest>` */
-  apiPath(rest: string): string;
-  catalogue: ErrorCatalogue;
-  /**
-   * Status records of the account, as its status pollers fetch them ('records', records)
-   * so that other nodes (the message tracker) use them without spending GET calls.
-   * `pollers` counts the status pollers feeding it.
-   */
-  statusFeed: EventEmitter;
-  pollers: Set<string>;
-  register(user: Node): void;
-  deregister(user: Node): void;
-}
+export type { GatewayCredentials, GatewaySettings, GatewayNode } from '../lib/account/config-nodes';
 
 /** Fills in properties that older saved flows may lack (tested in test/migrate.test.js). */
 export function migrateGatewayConfig(config: Partial<GatewayConfig>): GatewayConfig {

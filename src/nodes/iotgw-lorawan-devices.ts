@@ -11,7 +11,7 @@ import { GatewayError, badInput } from '../lib/errors';
 import { handleInput, mergeQuery, useConfigNode, type Msg } from '../lib/node-kit';
 import { PATHS, brokerRequest, checkDevEui, checkView, defined, devicePageReply, optionalInt, paramName, redactDevice, say, withOverrides, type DevicePage } from '../lib/broker-api';
 import { parseReply } from '../lib/terminal-api';
-import { isGateway } from './iotgw-terminal-mode';
+import { isGateway } from '../lib/guards';
 
 export interface DevicesConfig extends NodeDef {
   gateway: string;

@@ -10,7 +10,7 @@ import { evalProperty, handleInput, mergeQuery, numberSetting, useConfigNode, ty
 import { parseReply } from '../lib/terminal-api';
 import { APP_PARAMS, APP_PATHS, pagingNumber, queryValue, tagPage } from '../lib/app-api';
 import type { Query } from '../lib/http';
-import { isApp } from './iotgw-app';
+import { isApp } from '../lib/guards';
 
 export interface TagListConfig extends NodeDef {
   app: string;
