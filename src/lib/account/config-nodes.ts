@@ -8,6 +8,7 @@ import type { EventEmitter } from 'node:events';
 import type { Node } from 'node-red';
 import type { ApiClient, ApiResponse, AuthProvider, Query } from '../http';
 import type { ErrorCatalogue } from '../catalogue';
+import type { Account } from './account';
 
 export interface GatewayCredentials {
   token?: string;
@@ -31,6 +32,8 @@ export interface GatewaySettings {
 
 export interface GatewayNode extends Node<GatewayCredentials> {
   settings: GatewaySettings;
+  /** The account behind this config node (client, tokens, rate budget, feeds). */
+  account: Account;
   /** The account's shared client; throws BAD_INPUT when the config is invalid. */
   client(): ApiClient;
   /** Bearer auth for endpoints 1 to 3 (static token or client credentials). */
@@ -65,6 +68,8 @@ export interface AppSettings {
 
 export interface AppNode extends Node<AppCredentials> {
   settings: AppSettings;
+  /** The account behind this config node (client, token, rate budget). */
+  account: Account;
   /** The account's shared client; throws BAD_INPUT when the config is invalid. */
   client(): ApiClient;
   /** GET `path` with the account's auth, limits and retries. */
