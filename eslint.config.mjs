@@ -7,6 +7,8 @@ import html from 'eslint-plugin-html';
 
 /** What the Node-RED editor gives the code of a node's .html file. */
 const editorGlobals = { ...globals.browser, RED: 'readonly', $: 'readonly', jQuery: 'readonly' };
+/** The shared editor code (resources/iotgw-editor.js) the .html files use. */
+const sharedEditorGlobals = { ...editorGlobals, IOTGW: 'readonly' };
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'test/artifacts/**', 'bench/out/**', '.node-red-dev/**'] },
@@ -32,10 +34,16 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.node, ...globals.mocha, ...editorGlobals } },
   },
   {
+    // The shared editor code, served from resources/ (plain browser script, no build step).
+    files: ['resources/**/*.js'],
+    languageOptions: { ecmaVersion: 2020, sourceType: 'script', globals: editorGlobals },
+    rules: { 'no-var': 'off' },
+  },
+  {
     files: ['nodes/**/*.html'],
     plugins: { html },
     extends: [js.configs.recommended],
-    languageOptions: { ecmaVersion: 2020, sourceType: 'script', globals: editorGlobals },
+    languageOptions: { ecmaVersion: 2020, sourceType: 'script', globals: sharedEditorGlobals },
     rules: {
       'no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
       // Editor code runs in every supported browser as written: no build step.
