@@ -75,10 +75,19 @@ function contextStores(RED: NodeAPI): string[] | undefined {
   }
 }
 
-const STORE_NS = '@iotgateway/node-red-gateway/iotgw-status-poller:iotgw-status-poller.';
-function tp(RED: NodeAPI, key: string, vars?: Record<string, string | number>): string {
-  const out = RED._(STORE_NS + key, vars);
-  return out === STORE_NS + key || out === key ? key : out;
+const NS = '@iotgateway/node-red-gateway/iotgw-status-poller:iotgw-status-poller.';
+/** English texts for when the node's catalogue is not loaded (an embedded runtime, tests). */
+const EN: Record<string, string> = {
+  'status.mark': 'at __mark__ UTC · __behind__ behind · __count__ new',
+  'status.missingStore': 'no context store "__store__"',
+  'warn.missingStore': 'context store "__store__" is not configured in settings.js (contextStorage): the mark is kept in __used__ instead',
+  'warn.crowded':
+    'the second __second__ filled a whole reply (__fetched__ of its records fetched): any more records of that second cannot be fetched; polling goes on from the next second',
+};
+function tp(RED: NodeAPI, key: string, vars: Record<string, string | number> = {}): string {
+  const out = RED._(NS + key, vars);
+  if (out !== NS + key && out !== key && !out.endsWith(key)) return out;
+  return (EN[key] ?? key).replace(/__(\w+)__/g, (m, k: string) => (k in vars ? String(vars[k]) : m));
 }
 
 export default function register(RED: NodeAPI): void {

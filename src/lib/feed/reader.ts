@@ -15,6 +15,8 @@
  * - a full reply that does not move the mark forward (all in one second, or `NextFromUTC`
  *   null, empty or not later than `FromUTC`) never loops: what is new is emitted, the mark
  *   steps one second past, and `onCrowded` is told once (the second, how many fetched);
+ *   the poll goes on at once only if that reply brought a new record, else at the next poll;
+ * - records older than `FromUTC` (the service should send none) are never emitted;
  * - an empty reply keeps the mark; a malformed `NextFromUTC` rejects with BAD_RESPONSE,
  *   emits nothing and keeps the mark;
  * - `reset(fromUtc)` wins over a poll in flight: it bumps the generation, and a reply to a
@@ -188,12 +190,14 @@ export class FeedReader<R> {
 
     const seen = new Set(state.seen);
     const fresh: R[] = [];
-    for (const r of records) {
+    records.forEach((r, i) => {
+      // A record before the mark's second was read before (the service should not send it).
+      if (secs[i]! < fromSec) return;
       const k = this.o.key(r);
-      if (seen.has(k)) continue;
+      if (seen.has(k)) return;
       seen.add(k);
       fresh.push(r);
-    }
+    });
 
     const full = records.length >= this.o.pageSize;
     let crowded: CrowdedSecond | undefined;
@@ -219,6 +223,9 @@ export class FeedReader<R> {
       this.state = next;
       await this.write(next);
     }
+    // After stepping past a second, go on at once only if the reply brought something new;
+    // otherwise the next poll goes on (never a run of requests that bring nothing).
+    if (crowded) return { emitted: fresh.length, more: fresh.length > 0 };
     return { emitted: fresh.length, more: full };
   }
 
