@@ -189,6 +189,9 @@ export default function register(RED: NodeAPI): void {
           } else {
             for (const rec of out) node.send({ topic: String(rec.ID), payload: rec, statusCode: 200 } as NodeMessage);
           }
+          // Let Node-RED deliver what was just sent before the mark moves past it (and
+          // before the next reply is fetched: bounded memory).
+          return new Promise<void>((resolve) => setImmediate(resolve));
         },
         onCrowded: ({ second, fetched }) => {
           node.warn(tp(RED, 'warn.crowded', { second, fetched, next: second }));

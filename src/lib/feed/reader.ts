@@ -67,8 +67,11 @@ export interface FeedReaderOptions<R> {
   pageSize: number;
   /** The first mark when the store has none (fixed by the caller when it starts). */
   startFrom: string;
-  /** Called synchronously with the new records of one reply, before the mark is written. */
-  emit: (records: R[], info: FeedEmitInfo) => void;
+  /**
+   * Called with the new records of one reply; the mark is written after it returns (or
+   * after its promise resolves: a caller can let what it sent be delivered first).
+   */
+  emit: (records: R[], info: FeedEmitInfo) => void | Promise<void>;
   /** A full reply did not move the mark: the reader stepped past `second`. */
   onCrowded?: (info: CrowdedSecond) => void;
   /** Fencing token passed to `store.save` (from a FeedLease), when there is one. */
@@ -216,7 +219,7 @@ export class FeedReader<R> {
     });
     const next: FeedMark = { fromUtc: formatUtcSeconds(markSec), seen: [...keep], generation: gen };
 
-    if (fresh.length) this.o.emit(fresh, { fromUtc: from, nextFromUtc: next.fromUtc, fetched: records.length });
+    if (fresh.length) await this.o.emit(fresh, { fromUtc: from, nextFromUtc: next.fromUtc, fetched: records.length });
     if (crowded) this.o.onCrowded?.(crowded);
     const changed = next.fromUtc !== state.fromUtc || next.seen.length !== state.seen.length || next.seen.some((k, i) => k !== state.seen[i]);
     if (changed) {
