@@ -204,16 +204,15 @@ export default function register(RED: NodeAPI): void {
     const markStatus = (): NodeStatus => {
       const m = reader instanceof FeedReader ? reader.mark : undefined;
       const sec = m ? parseUtcSeconds(m.fromUtc) : undefined;
-      if (storeWarning) {
-        return { fill: 'yellow', shape: 'ring', text: tp(RED, 'status.missingStore', { store: storeWarning }) };
-      }
+      // A missing store stays in sight (yellow) for as long as the node runs.
+      const missing = storeWarning ? `${tp(RED, 'status.missingStore', { store: storeWarning })} · ` : '';
+      const fill = storeWarning ? ('yellow' as const) : undefined;
       if (!lastOk || sec === undefined) {
-        return running
-          ? { fill: 'grey', shape: 'ring', text: t(RED, 'status.waiting') }
-          : { fill: 'grey', shape: 'ring', text: t(RED, 'status.stopped') };
+        const text = missing + (running ? t(RED, 'status.waiting') : t(RED, 'status.stopped'));
+        return { fill: fill ?? 'grey', shape: 'ring', text };
       }
-      const text = tp(RED, 'status.mark', { mark: m!.fromUtc, behind: behindText(Date.now() - sec * 1000), count: lastOk.count });
-      return { fill: 'green', shape: 'dot', text };
+      const text = missing + tp(RED, 'status.mark', { mark: m!.fromUtc, behind: behindText(Date.now() - sec * 1000), count: lastOk.count });
+      return { fill: fill ?? 'green', shape: fill ? 'ring' : 'dot', text };
     };
 
     const report = (err: GatewayError | undefined) => {
