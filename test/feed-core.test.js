@@ -93,6 +93,17 @@ describe('feed core: FeedReader with a FileMarkStore against the strict simulato
     assert.ok(sim.server.callsTo('terminal/status').length <= 4);
   });
 
+  it('the start mark is written with the first reply, even an empty one (a restart keeps the first start)', async function () {
+    const store = new FileMarkStore(dir);
+    const start = formatUtc(Math.floor(Date.now() / 1000) - 5);
+    await reader(store, [], { startFrom: start }).poll();
+    assert.equal((await new FileMarkStore(dir).load('status-test')).fromUtc, start);
+    const later = [];
+    sim.terminal.addStatusRecords(2, Math.floor(Date.now() / 1000) - 3);
+    await reader(new FileMarkStore(dir), later, { startFrom: formatUtc(Math.floor(Date.now() / 1000)) }).poll();
+    assert.equal(later.length, 2, 'the restarted reader began at the first start, not at its own');
+  });
+
   it('stores: a context store keeps the same shape; an old plain-string mark is read once; start marks are real dates', async function () {
     const values = new Map([['nextFromUTC', '2025-01-02 03:04:05']]);
     const ctx = { get: (k, _s, cb) => cb(null, values.get(k)), set: (k, v, _s, cb) => (values.set(k, v), cb()) };

@@ -96,6 +96,8 @@ export class FeedReader<R> {
   private state: FeedMark | undefined;
   private writes: Promise<unknown> = Promise.resolve();
   private running: Promise<PollResult> | undefined;
+  /** True while the mark is the start mark, not yet written (the first reply writes it). */
+  private unsaved = false;
 
   constructor(options: FeedReaderOptions<R>) {
     if (parseUtcSeconds(options.startFrom) === undefined) throw badInput('startFrom', `"${String(options.startFrom).slice(0, 30)}" is not a real UTC time as yyyy-MM-dd HH:mm:ss`);
@@ -119,6 +121,7 @@ export class FeedReader<R> {
       }
     } else if (!this.state) {
       this.state = { fromUtc: this.o.startFrom, seen: [], generation: this.generation };
+      this.unsaved = true;
     }
     return this.state!;
   }
@@ -143,8 +146,13 @@ export class FeedReader<R> {
    */
   async reset(fromUtc: string): Promise<FeedMark> {
     if (parseUtcSeconds(fromUtc) === undefined) throw badInput('fromUTC', 'must be a real UTC time as yyyy-MM-dd HH:mm:ss');
+    // Bumped at once, so a reply arriving from now on is dropped; then above any
+    // generation the store holds (another instance's reset, with a shared store).
     this.generation++;
+    const stored = await this.o.store.load(this.o.feed);
+    if (stored && Number.isInteger(stored.generation) && stored.generation >= this.generation) this.generation = stored.generation + 1;
     const mark: FeedMark = { fromUtc, seen: [], generation: this.generation };
+    this.unsaved = false;
     this.state = mark;
     await this.write(mark);
     return { ...mark };
@@ -221,9 +229,12 @@ export class FeedReader<R> {
 
     if (fresh.length) await this.o.emit(fresh, { fromUtc: from, nextFromUtc: next.fromUtc, fetched: records.length });
     if (crowded) this.o.onCrowded?.(crowded);
-    const changed = next.fromUtc !== state.fromUtc || next.seen.length !== state.seen.length || next.seen.some((k, i) => k !== state.seen[i]);
+    // The start mark is written with the first reply, so that "now" stays the node's first
+    // start even if nothing comes before a restart.
+    const changed = this.unsaved || next.fromUtc !== state.fromUtc || next.seen.length !== state.seen.length || next.seen.some((k, i) => k !== state.seen[i]);
     if (changed) {
       this.state = next;
+      this.unsaved = false;
       await this.write(next);
     }
     // After stepping past a second, go on at once only if the reply brought something new;
