@@ -145,10 +145,10 @@ function headerValueOk(v: string): boolean {
 }
 
 /**
- * Retry-After in ms: delta-seconds or an HTTP date (RFC 9110). A value that tells no
- * wait (negative, zero, a date now or in the past, a date beyond a year, garbage, several
- * differing values) counts as absent: the caller then waits what the limit itself
- * justifies instead of retrying back to back.
+ * Retry-After in ms: delta-seconds or an HTTP date (RFC 9110). "0" means "now" (0 ms).
+ * A value that makes no sense (negative, a date now or in the past, beyond a year,
+ * garbage, several differing values) counts as absent: the caller then waits what the
+ * limit itself justifies instead of retrying back to back.
  */
 export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
   const values = Array.isArray(value) ? value : value === undefined ? [] : [value];
@@ -157,9 +157,11 @@ export function parseRetryAfter(value: string | string[] | undefined, now: numbe
   if (!v || v.length > 64) return undefined;
   let ms: number;
   if (/^\d{1,10}(\.\d{1,3})?$/.test(v)) ms = Math.round(Number(v) * 1000);
-  else if (/^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(v)) ms = Date.parse(v) - now;
-  else return undefined;
-  return Number.isFinite(ms) && ms > 0 && ms <= 365 * 86400_000 ? ms : undefined;
+  else if (/^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(v)) {
+    ms = Date.parse(v) - now;
+    if (!(ms > 0)) return undefined; // a date in the past: a broken clock or a hostile server
+  } else return undefined;
+  return Number.isFinite(ms) && ms >= 0 && ms <= 365 * 86400_000 ? ms : undefined;
 }
 
 /** Longest wait a 429/503 can cause when the group has no window (no limit to justify more). */
