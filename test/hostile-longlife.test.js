@@ -27,11 +27,12 @@ const MB = 1024 * 1024;
 const PROBE = `
 process.on('message', (m) => {
   if (!m || m.cmd !== 'mem') return;
+  const before = process.memoryUsage();
   for (let i = 0; i < 3; i++) global.gc();
   const resources = {};
   for (const r of process.getActiveResourcesInfo()) resources[r] = (resources[r] || 0) + 1;
   const mu = process.memoryUsage();
-  process.send({ id: m.id, heapUsed: mu.heapUsed, rss: mu.rss, external: mu.external, resources });
+  process.send({ id: m.id, heapUsed: mu.heapUsed, rss: mu.rss, external: mu.external, rssBeforeGc: before.rss, heapBeforeGc: before.heapUsed, resources });
 });
 `;
 
@@ -153,7 +154,7 @@ describe('long life: many redeploys of a flow with every node (child Node-RED, f
     console.log(
       `      [figures] redeploys: ${REDEPLOYS} in ${(took / 1000).toFixed(1)} s, simulator calls ${calls}; heap after GC ${f(base.heapUsed)} -> ${f(end.heapUsed)} MB ` +
         `(${end.heapUsed >= base.heapUsed ? '+' : ''}${f(end.heapUsed - base.heapUsed)}); RSS ${f(base.rss)} -> ${f(end.rss)} MB; ` +
-        `samples ${samples.map((s) => `${s.round}: heap ${f(s.heapUsed)} rss ${f(s.rss)}`).join(', ') || 'none'}; resources ${JSON.stringify(end.resources)}`,
+        `samples (before GC / after GC) ${samples.map((s) => `${s.round}: heap ${f(s.heapBeforeGc)}/${f(s.heapUsed)} rss ${f(s.rssBeforeGc)}/${f(s.rss)}`).join(', ') || 'none'}; resources ${JSON.stringify(end.resources)}`,
     );
     assert.ok(end.heapUsed - base.heapUsed < 5 * MB, `heap grew ${f(end.heapUsed - base.heapUsed)} MB over ${REDEPLOYS} redeploys`);
     assert.deepEqual(end.resources, base.resources, 'active handles after the redeploys');
