@@ -12,6 +12,12 @@
  * Node-RED package to run, default the devDependency). Port 0 picks a free port; the
  * addresses are printed as `Node-RED editor: <url>` and `Simulator: <url>`.
  *
+ * Security: the simulator (with its unauthenticated control routes) always listens on
+ * 127.0.0.1 only. Node-RED listens on `--host`; a host other than a loopback address is
+ * refused unless an admin login is configured: IOTGW_ADMIN_PASSWORD_HASH (a bcrypt hash,
+ * e.g. from `npx node-red admin hash-pw`) or IOTGW_ADMIN_PASSWORD (hashed here), with
+ * IOTGW_ADMIN_USER (default "admin"). Either also turns the login on for a loopback host.
+ *
  * The package is loaded through `nodesDir` (the checkout is a Node-RED module, so its
  * nodes, icons and `examples/` load as they would from node_modules, and Import > Examples
  * lists them). The examples are deployed on the first start only (when the user dir has
@@ -88,6 +94,43 @@ function buildFlows(examples, simUrl = EXAMPLE_SIM_URL) {
   return [...out, ...configs.values()];
 }
 
+/** Is `host` a loopback address (only this machine can connect)? */
+function isLoopbackHost(host) {
+  const h = String(host).trim().toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h) || h.endsWith('.localhost');
+}
+
+/**
+ * Node-RED's adminAuth from the environment (see the header), or undefined when no admin
+ * password is set. `bcrypt` hashes a plain password (Node-RED's own bcryptjs).
+ */
+function adminAuthFromEnv(env, bcrypt) {
+  const user = (env.IOTGW_ADMIN_USER || 'admin').trim();
+  let hash = (env.IOTGW_ADMIN_PASSWORD_HASH || '').trim();
+  if (hash && !/^\$2[aby]?\$\d{2}\$[./A-Za-z0-9]{53}$/.test(hash)) {
+    throw new Error('IOTGW_ADMIN_PASSWORD_HASH is not a bcrypt hash; make one with `npx node-red admin hash-pw`');
+  }
+  if (!hash && env.IOTGW_ADMIN_PASSWORD) {
+    if (env.IOTGW_ADMIN_PASSWORD.length < 8) throw new Error('IOTGW_ADMIN_PASSWORD: use at least 8 characters');
+    hash = bcrypt().hashSync(env.IOTGW_ADMIN_PASSWORD, 10);
+  }
+  if (!hash) return undefined;
+  return { type: 'credentials', users: [{ username: user, password: hash, permissions: '*' }] };
+}
+
+/**
+ * Refuses to serve the editor beyond this machine with no login: anyone who reaches it
+ * could run code (function nodes) and read the flows.
+ */
+function checkHost(host, adminAuth) {
+  if (isLoopbackHost(host) || adminAuth) return;
+  throw new Error(
+    `refusing --host ${host}: it is not a loopback address and no admin password is set, so anyone on the network could ` +
+      'edit and run flows with no login. Set IOTGW_ADMIN_PASSWORD (or IOTGW_ADMIN_PASSWORD_HASH, a bcrypt hash) and ' +
+      'IOTGW_ADMIN_USER (default admin), or keep the default --host 127.0.0.1',
+  );
+}
+
 function parseArgs(argv) {
   const opt = (name) => {
     const i = argv.indexOf(name);
@@ -117,6 +160,10 @@ function parseArgs(argv) {
 async function startDev(options = {}) {
   const o = { host: '127.0.0.1', port: 1880, simPort: 1881, deployExamples: true, reset: false, ...options };
   if (!o.userDir) throw new Error('startDev: userDir is required');
+  const nrDir = o.nodeRedPath ? path.resolve(o.nodeRedPath) : path.dirname(require.resolve('node-red/package.json'));
+  const adminAuth = o.adminAuth ?? adminAuthFromEnv(process.env, () => require(require.resolve('bcryptjs', { paths: [nrDir] })));
+  // Before anything listens.
+  checkHost(o.host, adminAuth);
   const distSim = path.join(ROOT, 'dist', 'simulator', 'index.js');
   if (!fs.existsSync(distSim)) throw new Error('dist/ is missing: run `npm install` (or `npm run build`) first');
   const { startSimulator } = require(distSim);
@@ -126,8 +173,9 @@ async function startDev(options = {}) {
   const flowFile = path.join(o.userDir, 'flows.json');
   const firstStart = !fs.existsSync(flowFile);
 
-  const sim = await startSimulator({ port: o.simPort, host: o.host });
-  const nrPath = o.nodeRedPath ? path.resolve(o.nodeRedPath) : path.dirname(require.resolve('node-red/package.json'));
+  // The simulator's control routes have no auth: never served beyond this machine.
+  const sim = await startSimulator({ port: o.simPort, host: '127.0.0.1' });
+  const nrPath = nrDir;
   const RED = require(nrPath);
   const express = require(require.resolve('express', { paths: [nrPath] }));
   const app = express();
@@ -140,6 +188,7 @@ async function startDev(options = {}) {
     // A fixed key: this user dir is for development only, never for real credentials.
     credentialSecret: 'iotgw-dev-only-not-secret',
     httpAdminRoot: '/',
+    ...(adminAuth ? { adminAuth } : {}),
     httpNodeRoot: '/api',
     uiHost: o.host,
     uiPort: o.port,
@@ -190,7 +239,7 @@ async function startDev(options = {}) {
       await new Promise((r) => server.close(() => r()));
       await sim.close().catch(() => {});
     })());
-  return { url, simUrl: sim.url, RED, sim, server, deployed, firstStart, stop };
+  return { url, simUrl: sim.url, RED, sim, server, deployed, firstStart, stop, login: Boolean(adminAuth) };
 }
 
 async function main() {
@@ -201,6 +250,8 @@ async function main() {
     `Node-RED editor: ${dev.url}`,
     `Simulator: ${dev.simUrl}  (gateway base URL; application API at ${dev.simUrl}/app)`,
     `User dir: ${o.userDir}`,
+    dev.login ? 'Editor login: on (IOTGW_ADMIN_USER / IOTGW_ADMIN_PASSWORD).' : 'Editor login: off (loopback only).',
+    ...(isLoopbackHost(o.host) ? [] : [`WARNING: the editor is served to the network on ${o.host} over plain HTTP; put it behind TLS.`]),
     dev.deployed
       ? `Deployed ${dev.deployed} example flows, one per tab. Open the editor and watch the debug sidebar.`
       : dev.firstStart
@@ -230,4 +281,4 @@ if (require.main === module) {
   });
 }
 
-module.exports = { startDev, loadExamples, buildFlows, EXAMPLE_SIM_URL, ROOT };
+module.exports = { startDev, loadExamples, buildFlows, EXAMPLE_SIM_URL, ROOT, isLoopbackHost, adminAuthFromEnv, checkHost };

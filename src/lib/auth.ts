@@ -17,6 +17,9 @@ export class StaticBearer implements AuthProvider {
   async headers(): Promise<Record<string, string>> {
     return { authorization: `Bearer ${this.token}` };
   }
+  secrets(): string[] {
+    return [this.token];
+  }
 }
 
 export class StaticHeaders implements AuthProvider {
@@ -29,6 +32,10 @@ export class StaticHeaders implements AuthProvider {
   }
   async headers(): Promise<Record<string, string>> {
     return { ...this.values };
+  }
+  secrets(): string[] {
+    // The access token; a client ID is a name, not a secret.
+    return Object.entries(this.values).filter(([k]) => !/(^|_)id$/i.test(k)).map(([, v]) => v);
   }
 }
 
@@ -59,6 +66,10 @@ export class ClientCredentialsBearer implements AuthProvider {
 
   async headers(client: ApiClient): Promise<Record<string, string>> {
     return { authorization: `Bearer ${await this.get(client)}` };
+  }
+
+  secrets(): string[] {
+    return this.token ? [this.clientSecret, this.token] : [this.clientSecret];
   }
 
   renew(refused: Record<string, string>): boolean {

@@ -84,10 +84,14 @@ export function positiveId(value: unknown, field: string, what: string): bigint 
   return id;
 }
 
-/** An optional non-negative integer setting or msg value; undefined when empty. */
+/**
+ * An optional non-negative integer setting or msg value; undefined when empty. A string
+ * must be a plain decimal integer as typed ("16", not "0x10", "1e3", "1.0" or "+1"): what
+ * is sent is exactly what the user wrote.
+ */
 export function optionalInt(value: unknown, field: string, min = 0, max = Number.MAX_SAFE_INTEGER): number | undefined {
   if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) return undefined;
-  const n = typeof value === 'string' ? Number(value.trim()) : value;
+  const n = typeof value === 'string' ? (/^-?\d{1,16}$/.test(value.trim()) ? Number(value.trim()) : NaN) : value;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
     throw badInput(field, `must be an integer from ${min} to ${max}, not ${showValue(value)}`);
   }

@@ -10,7 +10,7 @@ import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from './errors';
 import { Semaphore, SlidingWindowLimiter } from './limiter';
-import { parseJson, stringifyJson } from './int64';
+import { JsonDepthError, bodyProblem, parseJson, stringifyJson } from './int64';
 
 export interface TlsOptions {
   ca?: string | Buffer;
@@ -60,6 +60,8 @@ export interface AuthProvider {
   renew?(refused: Record<string, string>): boolean;
   /** What to tell the user after a 401 that cannot be fixed by retrying. */
   hint?: string;
+  /** The account's secrets this provider holds (token, client secret): cut out of every reply. */
+  secrets?(): string[];
 }
 
 export type Query = Record<string, string | number | boolean | bigint | null | undefined>;
@@ -144,12 +146,39 @@ function headerValueOk(v: string): boolean {
   return !/[\r\n\u0000]/.test(v);
 }
 
-function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
-  const v = Array.isArray(value) ? value[0] : value;
-  if (!v) return undefined;
-  if (/^\d+(\.\d+)?$/.test(v.trim())) return Math.round(Number(v) * 1000);
-  const t = Date.parse(v);
-  return Number.isNaN(t) ? undefined : Math.max(0, t - now);
+/**
+ * Retry-After in ms: delta-seconds or an HTTP date (RFC 9110). "0" means "now" (0 ms).
+ * A value that makes no sense (negative, a date now or in the past, beyond a year,
+ * garbage, several differing values) counts as absent: the caller then waits what the
+ * limit itself justifies instead of retrying back to back.
+ */
+export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
+  const values = Array.isArray(value) ? value : value === undefined ? [] : [value];
+  if (values.length !== 1 && new Set(values.map((v) => v.trim())).size !== 1) return undefined;
+  const v = String(values[0] ?? '').trim();
+  if (!v || v.length > 64) return undefined;
+  let ms: number;
+  if (/^\d{1,10}(\.\d{1,3})?$/.test(v)) ms = Math.round(Number(v) * 1000);
+  else if (/^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(v)) {
+    ms = Date.parse(v) - now;
+    if (!(ms > 0)) return undefined; // a date in the past: a broken clock or a hostile server
+  } else return undefined;
+  return Number.isFinite(ms) && ms >= 0 && ms <= 365 * 86400_000 ? ms : undefined;
+}
+
+/** Longest wait a 429/503 can cause when the group has no window (no limit to justify more). */
+export const MAX_WAIT_WITHOUT_WINDOW_MS = 30_000;
+
+/**
+ * The wait before retrying a 429/503: the server's Retry-After when given, else the
+ * group's window, else exponential backoff; never more than twice the group's window
+ * (a full window frees every slot, so a longer wait stalls the account for nothing),
+ * never more than 30 s when there is no window, and never more than `maxRetryWaitMs`.
+ */
+export function rateLimitWait(retryAfterMs: number | undefined, windowMs: number | undefined, backoffMs: number, maxRetryWaitMs: number): number {
+  const hasWindow = windowMs !== undefined && windowMs > 0;
+  const bound = Math.min(maxRetryWaitMs, hasWindow ? 2 * windowMs : MAX_WAIT_WITHOUT_WINDOW_MS);
+  return Math.min(bound, retryAfterMs ?? (hasWindow ? windowMs : backoffMs));
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -175,9 +204,51 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 export function serverErrorText(body: unknown, secrets: string[] = []): string | undefined {
   const full = rawServerText(body);
   if (full === undefined) return undefined;
-  let text = full;
-  for (const s of secrets) if (s.length >= 4) text = text.split(s).join('[credential]');
+  const text = redactText(full, secrets);
   return text.length > 300 ? `${text.slice(0, 297)}...` : text;
+}
+
+/** What a secret is replaced with, in error texts and in replies. */
+export const REDACTED = '[credential]';
+
+/** Cuts every secret (of 4 or more characters; pass them longest first) out of a text. */
+export function redactText(text: string, secrets: string[]): string {
+  let out = text;
+  for (const s of secrets) if (s.length >= 4 && out.includes(s)) out = out.split(s).join(REDACTED);
+  return out;
+}
+
+/**
+ * A parsed reply with every secret cut out of its strings and keys. `raw` is the reply's
+ * text: when no secret occurs in it (as is or JSON-escaped), which is the common case, the
+ * value is returned as it is without a walk. The value is at most MAX_JSON_DEPTH deep
+ * (parseJson refused deeper), so the recursion is bounded.
+ */
+export function redactReply(value: unknown, raw: string, secrets: string[]): unknown {
+  const present = secrets.filter((s) => s.length >= 4 && (raw.includes(s) || raw.includes(JSON.stringify(s).slice(1, -1))));
+  if (!present.length) return value;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return redactText(v, present);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) out[redactText(k, present)] = walk(x);
+      return out;
+    }
+    return v;
+  };
+  return walk(value);
+}
+
+/** The account's secrets a reply must never carry: the auth provider's, and a form's secret values. */
+function replySecrets(authHeaders: Record<string, string>, spec: RequestSpec): string[] {
+  const out = spec.auth?.secrets ? [...spec.auth.secrets()] : [];
+  for (const v of Object.values(authHeaders)) {
+    const m = /^Bearer\s+(.+)$/i.exec(v);
+    if (m) out.push(m[1]!);
+  }
+  for (const [k, v] of Object.entries(spec.form ?? {})) if (/secret|password|token/i.test(k)) out.push(v);
+  return out.filter((s) => typeof s === 'string' && s.length >= 4).sort((a, b) => b.length - a.length);
 }
 
 /** The credential values a request carried (auth headers, and a form's values but its grant type). */
@@ -297,6 +368,16 @@ export class ApiClient {
     let attempt = 0;
     let renewedAuth = false;
     let slot = heldSlot;
+    // Serialised once, before any slot, token or request: a body that cannot be JSON is bad input.
+    let bodyText: string | undefined;
+    if (!spec.form && spec.body !== undefined) {
+      try {
+        bodyText = stringifyJson(spec.body);
+      } catch (err) {
+        slot?.();
+        throw new GatewayError('BAD_INPUT', `${bodyProblem(spec.body) ?? `msg.payload: cannot be sent as JSON (${(err as Error)?.message ?? err})`}; a request body must be plain JSON data`, { field: 'msg.payload' });
+      }
+    }
     for (;;) {
       if (this.closed) {
         slot?.();
@@ -310,7 +391,7 @@ export class ApiClient {
       let res: ApiResponse | undefined;
       try {
         if (spec.auth) authHeaders = await spec.auth.headers(this, spec.signal);
-        res = await this.send(spec, authHeaders);
+        res = await this.send(spec, authHeaders, bodyText);
       } catch (err) {
         releaseSlot?.();
         const ge = err instanceof GatewayError ? err : new GatewayError('NETWORK', `${where}: ${(err as Error)?.message ?? err}`);
@@ -332,8 +413,8 @@ export class ApiClient {
         this.stats.rateLimited++;
         const retryAfter = parseRetryAfter(res.headers['retry-after'], Date.now());
         // Retry-After when given, else wait out the group's window (known even when our own
-        // pacing is off), else back off exponentially.
-        const wait = Math.min(this.options.maxRetryWaitMs, retryAfter ?? (lim && lim.window > 0 ? lim.window : this.backoff(attempt + 1)));
+        // pacing is off), else back off exponentially; bounded by what the window justifies.
+        const wait = rateLimitWait(retryAfter, lim?.window, this.backoff(attempt + 1), this.options.maxRetryWaitMs);
         lim?.penalize(wait);
         if (attempt < maxRetries) {
           attempt++;
@@ -360,7 +441,7 @@ export class ApiClient {
   }
 
   /** One attempt: concurrency slot, timeout, size cap, JSON parse. */
-  private async send(spec: RequestSpec, authHeaders: Record<string, string>): Promise<ApiResponse> {
+  private async send(spec: RequestSpec, authHeaders: Record<string, string>, bodyText?: string): Promise<ApiResponse> {
     const where = `${spec.method} ${spec.path}`;
     const headers: Record<string, string> = { accept: 'application/json', ...spec.headers, ...authHeaders };
     for (const [k, v] of Object.entries(headers)) {
@@ -371,7 +452,7 @@ export class ApiClient {
       body = new URLSearchParams(spec.form).toString();
       headers['content-type'] = 'application/x-www-form-urlencoded';
     } else if (spec.body !== undefined) {
-      body = stringifyJson(spec.body);
+      body = bodyText ?? stringifyJson(spec.body);
       headers['content-type'] = 'application/json';
     } else if (spec.method !== 'GET' && spec.method !== 'DELETE') {
       headers['content-type'] = 'application/json';
@@ -419,7 +500,10 @@ export class ApiClient {
         if (isJsonType(ctStr)) {
           try {
             parsed = parseJson(text);
-          } catch {
+          } catch (err) {
+            if (ok && err instanceof JsonDepthError) {
+              throw new GatewayError('BAD_RESPONSE', `${where}: the reply is ${err.message} (HTTP ${res.statusCode}, ${text.length} bytes); refused`, { statusCode: res.statusCode });
+            }
             if (ok) throw new GatewayError('BAD_RESPONSE', `${where}: the reply is not valid JSON (HTTP ${res.statusCode}, ${text.length} bytes)`, { statusCode: res.statusCode });
             parsed = undefined;
           }
@@ -429,6 +513,7 @@ export class ApiClient {
       } else if (ok && !spec.allowEmpty && res.statusCode !== 204) {
         throw new GatewayError('BAD_RESPONSE', `${where}: empty reply (HTTP ${res.statusCode})`, { statusCode: res.statusCode });
       }
+      if (parsed !== undefined && ok) parsed = redactReply(parsed, text, replySecrets(authHeaders, spec));
       return { statusCode: res.statusCode, headers: res.headers as IncomingHttpHeaders, body: parsed };
     } catch (err) {
       if (err instanceof GatewayError) throw err;

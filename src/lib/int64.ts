@@ -25,15 +25,91 @@ function parseNumber(text: string): number | string {
 /** A run of 16 or more digits: the only way a JSON number can be an unsafe integer. */
 const LONG_DIGITS = /\d{16}/;
 
+/** Deepest nesting of arrays and objects a reply may have: no real reply comes near it. */
+export const MAX_JSON_DEPTH = 64;
+
+/** Thrown by parseJson for text nested deeper than the limit (valid JSON or not). */
+export class JsonDepthError extends Error {
+  constructor(readonly limit: number) {
+    super(`nested deeper than ${limit} levels`);
+    this.name = 'JsonDepthError';
+  }
+}
+
+/**
+ * True when the text opens more than `limit` arrays/objects inside one another. One pass
+ * over the text, jumping over strings with indexOf (brackets inside strings do not
+ * count). Text with no more than `limit` opening brackets at all cannot be too deep:
+ * native indexOf searches tell that first, so most replies never enter the loop.
+ */
+export function jsonTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
+  let openers = 0;
+  for (let i = text.indexOf('{'); i >= 0 && openers <= limit; i = text.indexOf('{', i + 1)) openers++;
+  for (let i = text.indexOf('['); i >= 0 && openers <= limit; i = text.indexOf('[', i + 1)) openers++;
+  if (openers <= limit) return false;
+  let depth = 0;
+  for (let i = 0, n = text.length; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      // A string: jump to its closing quote (one not escaped by an odd run of backslashes).
+      for (;;) {
+        i = text.indexOf('"', i + 1);
+        if (i < 0) return false;
+        let b = i - 1;
+        while (text.charCodeAt(b) === 92) b--;
+        if ((i - 1 - b) % 2 === 0) break;
+      }
+    } else if (c === 123 || c === 91) {
+      if (++depth > limit) return true;
+    } else if (c === 125 || c === 93) {
+      depth--;
+    }
+  }
+  return false;
+}
+
 /**
  * Parses JSON text; integers above 2^53 - 1 come back as exact decimal strings. Text
  * with no run of 16 digits cannot hold an unsafe integer (every integer of up to 15
  * digits is below 2^53), so it takes the native parser, which gives the same result
- * several times faster.
+ * several times faster. Text nested deeper than `maxDepth` is refused before parsing
+ * (JsonDepthError): such a value would overflow the stack of every recursive walk after
+ * it (Node-RED's msg clone, the debug sidebar, JSON.stringify).
  */
-export function parseJson(text: string): unknown {
+export function parseJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
+  if (jsonTooDeep(text, maxDepth)) throw new JsonDepthError(maxDepth);
   if (!LONG_DIGITS.test(text)) return JSON.parse(text);
   return parse(text, null, parseNumber);
+}
+
+/**
+ * Why a request body cannot be JSON, naming where: a cycle (".a.b refers back to .a") or
+ * nesting deeper than 1000 levels. Undefined when neither is found. Only called after
+ * serialising failed, so it costs nothing on the common path.
+ */
+export function bodyProblem(value: unknown, root = 'msg.payload', maxDepth = 1000): string | undefined {
+  const ancestors: object[] = [];
+  const paths: string[] = [];
+  const visit = (v: unknown, path: string): string | undefined => {
+    if (v === null || typeof v !== 'object') return undefined;
+    const i = ancestors.indexOf(v);
+    if (i >= 0) return `${path} refers back to ${paths[i]} (a cycle)`;
+    if (ancestors.length >= maxDepth) return `${path} is nested deeper than ${maxDepth} levels`;
+    ancestors.push(v);
+    paths.push(path);
+    try {
+      const entries: Array<[string, unknown]> = Array.isArray(v) ? v.map((x, k) => [`[${k}]`, x]) : Object.entries(v).map(([k, x]) => [`.${k}`, x]);
+      for (const [k, x] of entries) {
+        const found = visit(x, path + k);
+        if (found) return found;
+      }
+      return undefined;
+    } finally {
+      ancestors.pop();
+      paths.pop();
+    }
+  };
+  return visit(value, root);
 }
 
 /** Serialises a value; BigInt values are written as exact JSON integers. */

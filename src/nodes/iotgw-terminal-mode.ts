@@ -50,11 +50,11 @@ export function checkModeItem(raw: unknown, where: string, defaults: { mode: num
   const dest = raw.DestinationID;
   if (typeof dest !== 'string' || dest.trim() === '') problems.push(`${where}.DestinationID: required, a non-empty string (the terminal's prime ID)`);
   else if (dest.length > 64 || /[\u0000-\u001f\u007f]/.test(dest)) problems.push(`${where}.DestinationID: at most 64 printable characters`);
-  const mode = raw.Mode ?? defaults.mode;
+  const mode = raw.Mode === undefined ? defaults.mode : raw.Mode; // null is refused, not defaulted
   if (typeof mode !== 'number' || !Number.isInteger(mode) || mode < 0 || mode > 3) {
     problems.push(`${where}.Mode: must be an integer 0 to 3 (0 ALWAYS_ON, 1 WAKE_UP, 2 RECEIVE_ON_SEND, 3 HYBRID), not ${showValue(mode)}`);
   }
-  const wakeup = raw.WakeupInterval ?? defaults.wakeup;
+  const wakeup = raw.WakeupInterval === undefined ? defaults.wakeup : raw.WakeupInterval;
   if (typeof wakeup !== 'number' || !Number.isInteger(wakeup) || wakeup < 0 || wakeup > 15) {
     problems.push(`${where}.WakeupInterval: must be an integer 0 to 15, not ${showValue(wakeup)}`);
   }
