@@ -31,7 +31,7 @@ export const PATHS = {
  * group), the client_id/access_token headers, and the Content-Type the API lists.
  */
 export function brokerRequest(gw: GatewayNode, spec: Omit<RequestSpec, 'auth' | 'headers'>): Promise<ApiResponse> {
-  return gw.client().request({ ...spec, auth: gw.brokerAuth(), headers: { 'content-type': 'application/json' } });
+  return gw.brokerClient().request({ ...spec, auth: gw.brokerAuth(), headers: { 'content-type': 'application/json' } });
 }
 
 // ---- requests ----

@@ -5,8 +5,8 @@
  * the account shares them, like the MQTT broker node shares one connection.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { ApiClient, checkBaseUrl, type ApiResponse, type Query } from '../lib/http';
-import { StaticBearer } from '../lib/auth';
+import { ApiClient, checkBaseUrl, type ApiResponse, type AuthProvider, type Query } from '../lib/http';
+import { StaticBearer, TokenHeaders, appLogin, type CachedToken } from '../lib/auth';
 import { tlsFromConfigNode } from '../lib/tls';
 import { GatewayError } from '../lib/errors';
 import { numberSetting, resolveCredential } from '../lib/node-kit';
@@ -20,10 +20,14 @@ export interface AppConfig extends NodeDef {
   maxRetries?: number | string;
   /** Optional tls-config node (custom CA, client certificate). */
   tls?: string;
+  /** Where to log in with email and password (default `/auth/login`). */
+  loginPath?: string;
 }
 
 export interface AppCredentials {
   authToken?: string;
+  email?: string;
+  password?: string;
 }
 
 export interface AppSettings {
@@ -32,6 +36,7 @@ export interface AppSettings {
   rateLimitCalls: number;
   rateLimitWindowMs: number;
   maxRetries: number;
+  loginPath: string;
 }
 
 export interface AppNode extends Node<AppCredentials> {
@@ -51,7 +56,7 @@ const GROUP = 'APP';
 
 /** Fills in properties that older saved flows may lack. */
 export function migrateAppConfig(config: Partial<AppConfig>): AppConfig {
-  return { timeoutSeconds: 30, rateLimitCalls: 10, rateLimitWindowSeconds: 20, maxRetries: 3, ...config } as AppConfig;
+  return { timeoutSeconds: 30, rateLimitCalls: 10, rateLimitWindowSeconds: 20, maxRetries: 3, loginPath: '/auth/login', ...config } as AppConfig;
 }
 
 export function appSettings(config: AppConfig): AppSettings {
@@ -64,7 +69,17 @@ export function appSettings(config: AppConfig): AppSettings {
     rateLimitCalls: Math.round(numberSetting(config.rateLimitCalls, 10, 0, 100000)),
     rateLimitWindowMs: Math.round(numberSetting(config.rateLimitWindowSeconds, 20, 0, 86400) * 1000),
     maxRetries: Math.round(numberSetting(config.maxRetries, 3, 0, 100)),
+    loginPath: loginPathSetting(config.loginPath),
   };
+}
+
+/** `loginPath`: a path under the base ('' = /auth/login). */
+export function loginPathSetting(v: unknown): string {
+  const p = String(v ?? '').trim() || '/auth/login';
+  if (!/^\/?[\w\-./~]{1,200}$/.test(p) || p.split('/').some((seg) => seg === '..')) {
+    throw new GatewayError('BAD_INPUT', `loginPath: "${p.slice(0, 40)}" is not a path like /auth/login`, { field: 'loginPath' });
+  }
+  return p.startsWith('/') ? p : `/${p}`;
 }
 
 export function isApp(n: unknown): n is AppNode {
@@ -88,7 +103,8 @@ export default function register(RED: NodeAPI): void {
     const tls = tlsFromConfigNode(RED, node, config.tls, `iotgw-app "${config.name || node.id}"`);
     const users = new Set<string>();
     let client: ApiClient | undefined;
-    let auth: StaticBearer | undefined;
+    let auth: AuthProvider | undefined;
+    let login: CachedToken | undefined;
     let token = '';
 
     node.client = () => {
@@ -109,11 +125,19 @@ export default function register(RED: NodeAPI): void {
       return client;
     };
 
-    const bearer = (): StaticBearer => {
+    const bearer = (): AuthProvider => {
       if (auth) return auth;
+      const email = resolveCredential(RED, node, node.credentials?.email).trim();
+      const password = resolveCredential(RED, node, node.credentials?.password);
+      if (email && password) {
+        // Log in at loginPath, keep the token, log in again after a 401.
+        login = appLogin({ client: node.client, loginPath: node.settings.loginPath, email, password, group: GROUP });
+        auth = new TokenHeaders(login, (t) => ({ authorization: `Bearer ${t}` }), (h) => /^Bearer (.+)$/.exec(h.authorization ?? '')?.[1], "Check the email and password in the iotgw-app config node's credentials.");
+        return auth;
+      }
       token = resolveCredential(RED, node, node.credentials?.authToken).trim();
       if (!token) {
-        throw new GatewayError('BAD_INPUT', 'credentials: the iotgw-app config node has no auth token; set it (${ENV_VAR} works)', { field: 'credentials' });
+        throw new GatewayError('BAD_INPUT', 'credentials: the iotgw-app config node has no auth token and no email/password; set one of them (${ENV_VAR} works)', { field: 'credentials' });
       }
       auth = new StaticBearer(token, 'auth token');
       return auth;
@@ -137,6 +161,8 @@ export default function register(RED: NodeAPI): void {
       const c = client;
       client = undefined;
       auth = undefined;
+      void login?.close();
+      login = undefined;
       token = '';
       if (c) void c.close().then(() => done(), () => done());
       else done();
@@ -144,6 +170,6 @@ export default function register(RED: NodeAPI): void {
   }
 
   RED.nodes.registerType('iotgw-app', IotgwAppNode as unknown as (this: Node, config: NodeDef) => void, {
-    credentials: { authToken: { type: 'password' } },
+    credentials: { authToken: { type: 'password' }, email: { type: 'text' }, password: { type: 'password' } },
   });
 }

@@ -8,7 +8,9 @@ import { EventEmitter } from 'node:events';
 import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { ApiClient, checkBaseUrl, type AuthProvider } from '../lib/http';
 import { tlsFromConfigNode } from '../lib/tls';
-import { ClientCredentialsBearer, StaticBearer, StaticHeaders } from '../lib/auth';
+import { CachedToken, ClientCredentialsBearer, StaticBearer, StaticHeaders, TokenHeaders, oauthClientCredentials } from '../lib/auth';
+import { resolveGatewayBase, trimBase } from '../lib/endpoints';
+import { isThrottleReply } from '../lib/terminal-api';
 import { GatewayError } from '../lib/errors';
 import { numberSetting, resolveCredential } from '../lib/node-kit';
 import { ErrorCatalogue } from '../lib/catalogue';
@@ -24,6 +26,8 @@ export interface GatewayConfig extends NodeDef {
   maxRetries?: number | string;
   maxQueue?: number | string;
   tls?: string;
+  brokerBaseUrl?: string;
+  brokerTokenUrl?: string;
 }
 
 export interface GatewayCredentials {
@@ -32,6 +36,7 @@ export interface GatewayCredentials {
   clientSecret?: string;
   brokerClientId?: string;
   brokerAccessToken?: string;
+  brokerClientSecret?: string;
 }
 
 export interface GatewaySettings {
@@ -44,6 +49,10 @@ export interface GatewaySettings {
   timeoutMs: number;
   maxRetries: number;
   maxQueue: number;
+  /** Base of the LoRaWAN/SMS endpoints ('' = baseUrl). */
+  brokerBaseUrl: string;
+  /** The API gateway's OAuth token URL ('' = the access token is pasted). */
+  brokerTokenUrl: string;
 }
 
 export interface GatewayNode extends Node<GatewayCredentials> {
@@ -54,6 +63,8 @@ export interface GatewayNode extends Node<GatewayCredentials> {
   bearerAuth(): AuthProvider;
   /** `client_id` / `access_token` headers for the LoRaWAN and SMS endpoints. */
   brokerAuth(): AuthProvider;
+  /** The client of the LoRaWAN/SMS endpoints (the account's client unless brokerBaseUrl differs). */
+  brokerClient(): ApiClient;
   /** `/api/v{version}/<rest>` */
   apiPath(rest: string): string;
   catalogue: ErrorCatalogue;
@@ -76,7 +87,7 @@ export function migrateGatewayConfig(config: Partial<GatewayConfig>): GatewayCon
     rateLimitWindowSeconds: 60,
     maxConcurrent: 3,
     maxBatchSize: 100,
-    timeoutSeconds: 30,
+    timeoutSeconds: 65,
     maxRetries: 3,
     maxQueue: 10000,
     ...config,
@@ -88,17 +99,22 @@ export function gatewaySettings(config: GatewayConfig): GatewaySettings {
   if (!/^[0-9A-Za-z.]{1,16}$/.test(apiVersion)) {
     throw new GatewayError('BAD_INPUT', `apiVersion: "${apiVersion.slice(0, 20)}" is not a version like 1.0`, { field: 'apiVersion' });
   }
-  const baseUrl = String(config.baseUrl ?? '').trim();
-  if (!baseUrl) throw new GatewayError('BAD_INPUT', 'baseUrl: required; set the gateway address in the config node', { field: 'baseUrl' });
-  checkBaseUrl(baseUrl);
+  const rawBase = String(config.baseUrl ?? '').trim();
+  if (!rawBase) throw new GatewayError('BAD_INPUT', 'baseUrl: required; set the gateway address in the config node', { field: 'baseUrl' });
+  // With or without /api/v{version} and a trailing slash: the same endpoints.
+  const resolved = resolveGatewayBase(rawBase, apiVersion);
+  const brokerRaw = String(config.brokerBaseUrl ?? '').trim();
+  const tokenRaw = String(config.brokerTokenUrl ?? '').trim();
   return {
-    baseUrl,
-    apiVersion,
+    baseUrl: resolved.baseUrl,
+    apiVersion: resolved.apiVersion,
+    brokerBaseUrl: brokerRaw ? trimBase(brokerRaw, 'brokerBaseUrl') : '',
+    brokerTokenUrl: tokenRaw ? checkBaseUrl(tokenRaw, 'brokerTokenUrl').href : '',
     rateLimitCalls: Math.round(numberSetting(config.rateLimitCalls, 5, 0, 100000)),
     rateLimitWindowMs: Math.round(numberSetting(config.rateLimitWindowSeconds, 60, 0, 86400) * 1000),
     maxConcurrent: Math.round(numberSetting(config.maxConcurrent, 3, 1, 1000)),
     maxBatchSize: Math.round(numberSetting(config.maxBatchSize, 100, 1, 100000)),
-    timeoutMs: Math.round(numberSetting(config.timeoutSeconds, 30, 0.05, 3600) * 1000),
+    timeoutMs: Math.round(numberSetting(config.timeoutSeconds, 65, 0.05, 3600) * 1000),
     maxRetries: Math.round(numberSetting(config.maxRetries, 3, 0, 100)),
     maxQueue: Math.round(numberSetting(config.maxQueue, 10000, 1, 10_000_000)),
   };
@@ -114,7 +130,7 @@ export default function register(RED: NodeAPI): void {
       node.settings = gatewaySettings(config);
     } catch (err) {
       configError = err as GatewayError;
-      node.settings = gatewaySettings({ ...config, baseUrl: 'http://127.0.0.1', apiVersion: '1.0' });
+      node.settings = gatewaySettings({ ...config, baseUrl: 'http://127.0.0.1', apiVersion: '1.0', brokerBaseUrl: '', brokerTokenUrl: '' });
       node.error(`iotgw-gateway "${config.name || node.id}": ${configError.message}`);
     }
 
@@ -124,6 +140,8 @@ export default function register(RED: NodeAPI): void {
     const users = new Set<string>();
     let client: ApiClient | undefined;
     let bearer: AuthProvider | undefined;
+    let brokerClient: ApiClient | undefined;
+    let brokerToken: CachedToken | undefined;
 
     node.apiPath = (rest: string) => `/api/v${node.settings.apiVersion}/${rest.replace(/^\/+/, '')}`;
 
@@ -141,9 +159,18 @@ export default function register(RED: NodeAPI): void {
           maxQueue: s.maxQueue,
           groups,
           tls,
+          throttled: isThrottleReply,
         });
       }
       return client;
+    };
+
+    node.brokerClient = () => {
+      const s = node.settings;
+      if (!s.brokerBaseUrl) return node.client();
+      if (configError) throw configError;
+      brokerClient ??= new ApiClient({ label: `broker ${new URL(s.brokerBaseUrl).host}`, baseUrl: s.brokerBaseUrl, timeoutMs: s.timeoutMs, maxConcurrent: s.maxConcurrent, maxRetries: s.maxRetries, maxQueue: s.maxQueue, tls });
+      return brokerClient;
     };
 
     node.bearerAuth = () => {
@@ -165,6 +192,12 @@ export default function register(RED: NodeAPI): void {
 
     node.brokerAuth = () => {
       const id = cred('brokerClientId');
+      const secret = cred('brokerClientSecret');
+      if (id && secret && node.settings.brokerTokenUrl) {
+        // The access token is fetched (client_credentials), cached and renewed after a 401.
+        brokerToken ??= oauthClientCredentials({ tokenUrl: node.settings.brokerTokenUrl, clientId: id, clientSecret: secret, timeoutMs: node.settings.timeoutMs, tls });
+        return new TokenHeaders(brokerToken, (t) => ({ client_id: id, access_token: t }), (h) => h.access_token, "Check the broker client ID, client secret and token URL in the config node's credentials.");
+      }
       const token = cred('brokerAccessToken');
       if (!id || !token) {
         throw new GatewayError('BAD_INPUT', 'credentials: the LoRaWAN/SMS endpoints need the broker client ID and access token in the config node', {
@@ -190,11 +223,12 @@ export default function register(RED: NodeAPI): void {
     };
 
     node.on('close', (_removed: boolean, done: () => void) => {
-      const c = client;
+      const closing = [client?.close(), brokerClient?.close(), brokerToken?.close()];
       client = undefined;
+      brokerClient = undefined;
+      brokerToken = undefined;
       bearer = undefined;
-      if (c) void c.close().then(() => done(), () => done());
-      else done();
+      void Promise.allSettled(closing).then(() => done());
     });
   }
 
@@ -205,6 +239,7 @@ export default function register(RED: NodeAPI): void {
       clientSecret: { type: 'password' },
       brokerClientId: { type: 'text' },
       brokerAccessToken: { type: 'password' },
+      brokerClientSecret: { type: 'password' },
     },
   });
 }
