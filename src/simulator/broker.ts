@@ -55,6 +55,8 @@ export interface BrokerOptions {
   tokenLifetimeMs: number;
   /** Is the static `accessToken` accepted? (false: only tokens from the token endpoint) */
   staticTokenValid: boolean;
+  /** `full` page envelopes, or `no-last`: no `last`, `totalPages` or `totalElements` (the end is an empty page). */
+  pageEnd: 'full' | 'no-last';
 }
 
 export const DEFAULT_BROKER_OPTIONS: BrokerOptions = {
@@ -76,6 +78,7 @@ export const DEFAULT_BROKER_OPTIONS: BrokerOptions = {
   tokenExpiresIn: 3600,
   tokenLifetimeMs: 0,
   staticTokenValid: true,
+  pageEnd: 'full',
 };
 
 /** A customer that exists but belongs to another client (403). */
@@ -539,6 +542,13 @@ export class BrokerApi implements SimArea {
       number: paging.page,
       empty: content.length === 0,
     };
+    if (this.options.pageEnd === 'no-last') {
+      const bare: Record<string, unknown> = { ...page };
+      delete bare.last;
+      delete bare.totalPages;
+      delete bare.totalElements;
+      return json(200, this.options.wrapDevicePage ? [bare] : bare);
+    }
     return json(200, this.options.wrapDevicePage ? [page] : page);
   }
 
