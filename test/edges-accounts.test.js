@@ -118,6 +118,23 @@ describe('real-service edges of the broker and the application API (issue 13)', 
     assert.equal(sim.server.callsTo('broker/devices').length, 4, '3 pages with devices, then the empty one');
   });
 
+  it('tag paging ends at an empty page when the platform gives no nextPage (point 7)', async function () {
+    sim.areas.app.configure({ rateLimitCalls: 0, omitNextPage: true, tagCount: 45 });
+    const n = await load([
+      { id: 'app', type: 'iotgw-app', name: 'sim', baseUrl: sim.appUrl, timeoutSeconds: 5, rateLimitCalls: 0, rateLimitWindowSeconds: 1, maxRetries: 0 },
+      { id: 'tags', type: 'iotgw-tag-list', app: 'app', walk: 'all', page: '', perPage: 20, wires: [['out']] },
+      { id: 'out', type: 'helper' },
+      ...catchAll(),
+    ], { app: { authToken: 'app-demo-token' } });
+    const out = collect(n.get('out'));
+    const caught = collect(n.get('caught'));
+    n.get('tags').receive({ payload: '' });
+    await until(() => caught.length > 0 || out.some((m) => m.parts?.count !== undefined), 10000, 'the last page');
+    assert.equal(caught.length, 0, caught[0]?.error?.message);
+    assert.equal(out.reduce((a, m) => a + m.payload.length, 0), 45);
+    assert.equal(sim.server.callsTo('app/tags').length, 4, '20 + 20 + 5, then the empty page');
+  });
+
   describe('application API login (point 6)', function () {
     function appFlow(props = {}) {
       return [

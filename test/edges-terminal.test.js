@@ -50,20 +50,25 @@ describe('real-service edges of the terminal gateway (issue 13)', function () {
       assert.deepEqual(ok[0].payload.map((r) => r.UserMessageID), [1, 2]);
     });
 
-    it('treats 24581 on status updates the same way (GET group)', async function () {
-      const { ApiClient } = require('../dist/lib/http');
-      const { isThrottleReply } = require('../dist/lib/terminal-api');
-      sim.terminal.configure({ throttleAs: 'errorId', throttleNext: 1 });
-      const c = new ApiClient({ label: 't', baseUrl: sim.url, timeoutMs: 5000, maxConcurrent: 1, groups: { GET: { calls: 5, windowMs: 300 } }, throttled: isThrottleReply });
-      try {
-        const t0 = Date.now();
-        const res = await c.request({ method: 'GET', path: '/api/v1.0/get/subaccounts/fw_status_updates', query: { FromUTC: '2020-01-01 00:00:00' }, group: 'GET', auth: { headers: async () => ({ authorization: 'Bearer demo-token' }) } });
-        assert.equal(res.body.ErrorID, 0);
-        assert.ok(Date.now() - t0 >= 295, 'waited the window');
-        assert.equal(c.stats.rateLimited, 1);
-      } finally {
-        await c.close();
-      }
+    it('treats 200 + 24581 on status updates the same way: the poller waits and loses no record', async function () {
+      sim.terminal.seedBacklog(30);
+      sim.terminal.configure({ throttleAs: 'errorId', throttleNext: 2 });
+      const n = await load([
+        gatewayNode(sim, { rateLimitCalls: 5, rateLimitWindowSeconds: 0.4 }),
+        { id: 'poller', type: 'iotgw-status-poller', gateway: 'gw', intervalSeconds: 3600, startFrom: '-1h', output: 'record', contextStore: '', autoStart: false, fullAt: 500, addNames: true, wires: [['out']] },
+        { id: 'out', type: 'helper' },
+        ...catchAll(),
+      ]);
+      const out = collect(n.get('out'));
+      const caught = collect(n.get('caught'));
+      n.get('poller').receive({ payload: 'poll' });
+      await until(() => out.length >= 30 || caught.length > 0, 10000, '30 records');
+      assert.equal(caught.length, 0, caught[0]?.error?.message);
+      assert.equal(out.length, 30);
+      const calls = sim.server.callsTo('terminal/status');
+      assert.equal(calls.length, 3, 'two throttled GETs, then the one that answered');
+      assert.equal(new Set(calls.map((c) => c.query)).size, 1, 'the same FromUTC each time');
+      for (let i = 1; i < calls.length; i++) assert.ok(calls[i].at - calls[i - 1].at >= 395, `waited the window before attempt ${i + 1}`);
     });
 
     it('gives RATE_LIMITED (not GATEWAY_ERROR) when the retries run out, and nothing was accepted', async function () {

@@ -134,6 +134,11 @@ export default function register(RED: NodeAPI): void {
       node.error(`iotgw-gateway "${config.name || node.id}": ${configError.message}`);
     }
 
+    const inUrl = configError ? undefined : resolveGatewayBase(String(config.baseUrl), String(config.apiVersion ?? '1.0')).versionInUrl;
+    if (inUrl && inUrl !== String(config.apiVersion ?? '1.0').trim()) {
+      node.warn(`iotgw-gateway "${config.name || node.id}": the base URL holds /api/v${inUrl}; it is used instead of the API version setting ${config.apiVersion}`);
+    }
+
     const tls = tlsFromConfigNode(RED, node, config.tls, `iotgw-gateway "${config.name || node.id}"`);
 
     const cred = (k: keyof GatewayCredentials) => resolveCredential(RED, node, node.credentials?.[k]);

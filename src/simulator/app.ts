@@ -38,6 +38,8 @@ export interface AppOptions {
   loginPassword: string;
   /** How long a token from the login endpoint lives (ms; 0 = a day). */
   loginTokenLifetimeMs: number;
+  /** Leave `nextPage`/`prevPage` out of the tag pages (the end is then an empty page). */
+  omitNextPage: boolean;
 }
 
 export const DEFAULT_APP_OPTIONS: AppOptions = {
@@ -49,6 +51,7 @@ export const DEFAULT_APP_OPTIONS: AppOptions = {
   maxPerPage: 100,
   loginPassword: 'demo-password',
   loginTokenLifetimeMs: 0,
+  omitNextPage: false,
 };
 
 /** Accepted names of each query parameter (first = the name the nodes send). */
@@ -344,6 +347,7 @@ export class AppApi implements SimArea {
     const all = search ? acct.tags.filter((t) => t.device_name.toLowerCase().includes(search) || t.serial_number.toLowerCase().includes(search)) : acct.tags;
     const start = skip + (page - 1) * perPage;
     const items = all.slice(start, start + perPage);
+    if (this.options.omitNextPage) return json(200, { itemsReceived: items.length, curPage: page, offset: start, perPage, items });
     return json(200, {
       itemsReceived: items.length,
       curPage: page,
