@@ -154,6 +154,19 @@ describe('real-service edges of the terminal gateway (issue 13)', function () {
       }
     });
 
+    it('matches cancellations by the echoed ID when the gateway answers in another order', async function () {
+      const n = await load([gatewayNode(sim), { id: 'cancel', type: 'iotgw-cancel', gateway: 'gw', lingerMs: 0, wires: [['out']] }, { id: 'out', type: 'helper' }, ...catchAll()]);
+      const out = collect(n.get('out'));
+      const caught = collect(n.get('caught'));
+      sim.terminal.configure({ resultOrder: 'reversed' });
+      n.get('cancel').receive({ payload: [424242, 434343] });
+      await until(() => out.length + caught.length === 1);
+      assert.equal(caught.length, 0, caught[0]?.error?.message);
+      assert.deepEqual(out[0].payload.map((c) => c.ID), [424242, 434343]);
+      const sent = JSON.parse(sim.server.callsTo('terminal/cancel')[0].body);
+      assert.deepEqual(sent, [424242, 434343]);
+    });
+
     it('still refuses a result for another terminal (BAD_RESPONSE)', async function () {
       sim.terminal.configure({ resultOrder: 'reversed' });
       const n = await load(flow());

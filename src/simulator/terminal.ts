@@ -522,6 +522,7 @@ export class TerminalGateway {
       this.counters.cancelled++;
       return { ID: m.id, CancellationStatus: 1, CancelRequestID: reqId };
     });
+    if (this.options.resultOrder === 'reversed') cancellations.reverse();
     return json(200, { Cancellations: cancellations });
   }
 
