@@ -68,7 +68,7 @@ describe('limits, int64 and config migration (units)', function () {
     const s = gatewaySettings(old);
     assert.deepEqual(
       { v: s.apiVersion, c: s.rateLimitCalls, w: s.rateLimitWindowMs, m: s.maxConcurrent, b: s.maxBatchSize, t: s.timeoutMs, r: s.maxRetries, q: s.maxQueue },
-      { v: '1.0', c: 5, w: 60000, m: 3, b: 100, t: 30000, r: 3, q: 10000 },
+      { v: '1.0', c: 5, w: 60000, m: 3, b: 100, t: 65000, r: 3, q: 10000 },
     );
     assert.throws(() => gatewaySettings(migrateGatewayConfig({ baseUrl: 'http://10.0.0.5' })), /http:\/\/ is allowed only for loopback/);
     assert.throws(() => gatewaySettings(migrateGatewayConfig({ baseUrl: 'https://user:pw@gw.example.com' })), /must not contain a user name or password/);

@@ -31,12 +31,17 @@ export const PATHS = {
  * group), the client_id/access_token headers, and the Content-Type the API lists.
  */
 export function brokerRequest(gw: GatewayNode, spec: Omit<RequestSpec, 'auth' | 'headers'>): Promise<ApiResponse> {
-  return gw.client().request({ ...spec, auth: gw.brokerAuth(), headers: { 'content-type': 'application/json' } });
+  return gw.brokerClient().request({ ...spec, auth: gw.brokerAuth(), headers: { 'content-type': 'application/json' } });
 }
 
 // ---- requests ----
 
-const nonNegative = (what: string) => z.number({ error: `must be a number, ${what}` }).min(0, { error: 'must not be negative' });
+const nonNegativeNumber = (what: string) => z.number({ error: `must be a number or a numeric string, ${what}` }).min(0, { error: 'must not be negative' });
+/** Prices: a number, or a numeric string as the documented examples send them ("0.10"), passed on as given. */
+const nonNegative = (what: string) =>
+  z.union([nonNegativeNumber(what), z.string().regex(/^\s*\d+(\.\d+)?\s*$/, { error: `must be a number or a numeric string like "0.10", ${what}` })], {
+    error: `must be a number or a numeric string, ${what}`,
+  });
 const count = z.number({ error: 'must be an integer' }).int({ error: 'must be an integer' }).min(0, { error: 'must not be negative' });
 
 /** The contract creation body (interface.md, "LoRaWAN contract, creation body"). */
@@ -193,7 +198,8 @@ export const devicePage = z
     pageable: z.union([z.object({ pageNumber: int.nullish(), pageSize: int.nullish() }).loose(), z.string()]).nullish(),
     totalElements: int.nullish(),
     totalPages: int.nullish(),
-    last: z.boolean(),
+    /** The end of the list: `last`, else an empty page (some services omit `last`). */
+    last: z.boolean().nullish(),
     first: z.boolean().nullish(),
     numberOfElements: int.nullish(),
     size: int.nullish(),

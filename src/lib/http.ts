@@ -48,6 +48,11 @@ export interface ClientOptions {
   backoffBaseMs?: number;
   /** The gates of the account's rate budget (account/memory/rate-budget.ts); default: own ones. */
   gates?: { concurrency: Semaphore; limiters: Map<string, SlidingWindowLimiter> };
+  /**
+   * Is this 2xx reply a rate limit in disguise (the gateway's 200 + ErrorID 24579/24581)?
+   * Such a reply takes the same retry path as a 429. A request's own `throttled` wins.
+   */
+  throttled?: (res: ApiResponse) => boolean;
 }
 
 export interface AuthProvider {
@@ -82,6 +87,8 @@ export interface RequestSpec {
   signal?: AbortSignal;
   /** Accept a reply with no body. */
   allowEmpty?: boolean;
+  /** Is this 2xx reply a throttle (nothing was done; send again)? Default: the client's. */
+  throttled?: (res: ApiResponse) => boolean;
 }
 
 export interface ApiResponse {
@@ -291,8 +298,8 @@ function isJsonType(ct: string | undefined): boolean {
 }
 
 export class ApiClient {
-  readonly options: Required<Omit<ClientOptions, 'tls' | 'groups' | 'defaultGroup' | 'gates'>> &
-    Pick<ClientOptions, 'tls' | 'groups' | 'defaultGroup'>;
+  readonly options: Required<Omit<ClientOptions, 'tls' | 'groups' | 'defaultGroup' | 'gates' | 'throttled'>> &
+    Pick<ClientOptions, 'tls' | 'groups' | 'defaultGroup' | 'throttled'>;
   readonly base: URL;
   readonly stats: ClientStats = { requests: 0, retries: 0, rateLimited: 0, tokenFetches: 0 };
   private readonly dispatcher: Dispatcher;
@@ -350,7 +357,8 @@ export class ApiClient {
 
   url(path: string, query?: Query): URL {
     const basePath = this.base.pathname.replace(/\/+$/, '');
-    const url = new URL(this.base.origin + basePath + (path.startsWith('/') ? path : `/${path}`));
+    // An empty path is the base itself (a token URL given in full).
+    const url = new URL(this.base.origin + basePath + (path === '' || path.startsWith('/') ? path : `/${path}`));
     for (const [k, v] of Object.entries(query ?? {})) {
       if (v === undefined || v === null) continue;
       url.searchParams.append(k, typeof v === 'bigint' ? v.toString() : String(v));
@@ -409,7 +417,9 @@ export class ApiClient {
         renewedAuth = true;
         continue;
       }
-      if (status === 429 || status === 503) {
+      // 429, 503 and a 2xx that says "rate exceeded" are one case: nothing was done.
+      const throttled = status === 429 || status === 503 || (status >= 200 && status < 300 && (spec.throttled ?? this.options.throttled)?.(res) === true);
+      if (throttled) {
         this.stats.rateLimited++;
         const retryAfter = parseRetryAfter(res.headers['retry-after'], Date.now());
         // Retry-After when given, else wait out the group's window (known even when our own
@@ -421,6 +431,9 @@ export class ApiClient {
           this.stats.retries++;
           await sleep(lim?.enabled ? 0 : wait, spec.signal);
           continue;
+        }
+        if (status < 300) {
+          throw new GatewayError('RATE_LIMITED', `${where}: HTTP ${status} with a "rate exceeded" error, gave up after ${attempt + 1} attempts; lower the rate or the rate-limit settings of the config node`, { statusCode: status });
         }
         throw this.errorFor(res, spec, `gave up after ${attempt + 1} attempts`, authHeaders);
       }

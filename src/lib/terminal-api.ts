@@ -73,3 +73,51 @@ export const CLOSED_STATES = new Set([1, 2, 3, 4, 5]);
 export const TRANSPORT_NAMES: Record<number, string> = { 0: 'ANY', 1: 'SATELLITE', 2: 'CELLULAR' };
 export const MODE_NAMES = ['ALWAYS_ON', 'WAKE_UP', 'RECEIVE_ON_SEND', 'HYBRID'];
 export const FROM_UTC_RE = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
+
+/** Top-level ErrorIDs that mean "rate exceeded, nothing was done" (real-services.md). */
+export const THROTTLE_ERROR_IDS: ReadonlySet<number> = new Set([24579, 24581]);
+
+/** Is this area (a) reply a throttled call (HTTP 200 with ErrorID 24579 or 24581 at the top level)? */
+export function isThrottleReply(res: { body: unknown }): boolean {
+  const b = res.body;
+  if (!b || typeof b !== 'object' || Array.isArray(b)) return false;
+  const id = (b as { ErrorID?: unknown }).ErrorID;
+  return typeof id === 'number' && THROTTLE_ERROR_IDS.has(id);
+}
+
+/** A destination ID as the gateway compares it: without case or surrounding spaces. */
+export function sameDestination(a: string | null | undefined, b: string | null | undefined): boolean {
+  return String(a ?? '').trim().toLowerCase() === String(b ?? '').trim().toLowerCase();
+}
+
+/**
+ * Which result belongs to which input: by key (UserMessageID, a message ID) where the input
+ * has one and a result echoes it, the rest by position among the results left. Returns the
+ * result index of each input. The counts must be equal (checked by the caller).
+ */
+export function matchByKey(inputKeys: Array<string | undefined>, resultKeys: Array<string | undefined>): number[] {
+  const byKey = new Map<string, number[]>();
+  resultKeys.forEach((k, j) => {
+    if (k === undefined) return;
+    const list = byKey.get(k);
+    if (list) list.push(j);
+    else byKey.set(k, [j]);
+  });
+  const used = new Set<number>();
+  const out: number[] = new Array<number>(inputKeys.length).fill(-1);
+  inputKeys.forEach((k, i) => {
+    const j = k === undefined ? undefined : byKey.get(k)?.shift();
+    if (j !== undefined) {
+      out[i] = j;
+      used.add(j);
+    }
+  });
+  let next = 0;
+  out.forEach((j, i) => {
+    if (j >= 0) return;
+    while (used.has(next)) next++;
+    out[i] = next;
+    used.add(next++);
+  });
+  return out;
+}

@@ -6,7 +6,7 @@
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { checkBaseUrl, type Query } from '../lib/http';
-import { StaticBearer } from '../lib/auth';
+import { StaticBearer, TokenHeaders, appLogin, type CachedToken } from '../lib/auth';
 import { tlsFromConfigNode } from '../lib/tls';
 import { GatewayError } from '../lib/errors';
 import { numberSetting, resolveCredential } from '../lib/node-kit';
@@ -22,6 +22,8 @@ export interface AppConfig extends NodeDef {
   maxRetries?: number | string;
   /** Optional tls-config node (custom CA, client certificate). */
   tls?: string;
+  /** Where to log in with email and password (default `/auth/login`). */
+  loginPath?: string;
 }
 
 export type { AppCredentials, AppSettings, AppNode } from '../lib/account/config-nodes';
@@ -33,7 +35,7 @@ const GROUP = 'APP';
 
 /** Fills in properties that older saved flows may lack. */
 export function migrateAppConfig(config: Partial<AppConfig>): AppConfig {
-  return { timeoutSeconds: 30, rateLimitCalls: 10, rateLimitWindowSeconds: 20, maxRetries: 3, ...config } as AppConfig;
+  return { timeoutSeconds: 30, rateLimitCalls: 10, rateLimitWindowSeconds: 20, maxRetries: 3, loginPath: '/auth/login', ...config } as AppConfig;
 }
 
 export function appSettings(config: AppConfig): AppSettings {
@@ -46,8 +48,20 @@ export function appSettings(config: AppConfig): AppSettings {
     rateLimitCalls: Math.round(numberSetting(config.rateLimitCalls, 10, 0, 100000)),
     rateLimitWindowMs: Math.round(numberSetting(config.rateLimitWindowSeconds, 20, 0, 86400) * 1000),
     maxRetries: Math.round(numberSetting(config.maxRetries, 3, 0, 100)),
+    loginPath: loginPathSetting(config.loginPath),
   };
 }
+
+/** `loginPath`: a path under the base ('' = /auth/login). */
+export function loginPathSetting(v: unknown): string {
+  const p = String(v ?? '').trim() || '/auth/login';
+  if (!/^\/?[\w\-./~]{1,200}$/.test(p) || p.split('/').some((seg) => seg === '..')) {
+    throw new GatewayError('BAD_INPUT', `loginPath: "${p.slice(0, 40)}" is not a path like /auth/login`, { field: 'loginPath' });
+  }
+  return p.startsWith('/') ? p : `/${p}`;
+}
+
+
 
 export { isApp } from '../lib/guards';
 
@@ -68,6 +82,7 @@ export default function register(RED: NodeAPI): void {
     const tls = tlsFromConfigNode(RED, node, config.tls, `iotgw-app "${config.name || node.id}"`);
     const users = new Set<string>();
     let token = '';
+    let login: CachedToken | undefined;
     const s = node.settings;
     node.account = createAccount({
       kind: 'app',
@@ -84,9 +99,16 @@ export default function register(RED: NodeAPI): void {
       config: rawConfig as unknown as Record<string, unknown>,
       auth: {
         bearer: () => {
+          const email = resolveCredential(RED, node, node.credentials?.email).trim();
+          const password = resolveCredential(RED, node, node.credentials?.password);
+          if (email && password) {
+            // Log in at loginPath, keep the token, log in again after a 401.
+            login = appLogin({ client: node.client, loginPath: node.settings.loginPath, email, password, group: GROUP });
+            return new TokenHeaders(login, (t) => ({ authorization: `Bearer ${t}` }), (h) => /^Bearer (.+)$/.exec(h.authorization ?? '')?.[1], "Check the email and password in the iotgw-app config node's credentials.");
+          }
           token = resolveCredential(RED, node, node.credentials?.authToken).trim();
           if (!token) {
-            throw new GatewayError('BAD_INPUT', 'credentials: the iotgw-app config node has no auth token; set it (${ENV_VAR} works)', { field: 'credentials' });
+            throw new GatewayError('BAD_INPUT', 'credentials: the iotgw-app config node has no auth token and no email/password; set one of them (${ENV_VAR} works)', { field: 'credentials' });
           }
           return new StaticBearer(token, 'auth token');
         },
@@ -111,11 +133,13 @@ export default function register(RED: NodeAPI): void {
 
     node.on('close', (_removed: boolean, done: () => void) => {
       token = '';
-      void node.account.close().then(() => done(), () => done());
+      const closing = [node.account.close(), login?.close()];
+      login = undefined;
+      void Promise.allSettled(closing).then(() => done());
     });
   }
 
   RED.nodes.registerType('iotgw-app', IotgwAppNode as unknown as (this: Node, config: NodeDef) => void, {
-    credentials: { authToken: { type: 'password' } },
+    credentials: { authToken: { type: 'password' }, email: { type: 'text' }, password: { type: 'password' } },
   });
 }

@@ -9,7 +9,7 @@ import { describeType, int64Out, int64Key, toInt64 } from '../lib/int64';
 import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg, nodeAbortController } from '../lib/node-kit';
 import { SendPool } from '../lib/send-pool';
 import { nameErrors, throwOnCallError } from '../lib/gateway-errors';
-import { cancelReply, parseReply, type Cancellation } from '../lib/terminal-api';
+import { cancelReply, matchByKey, parseReply, type Cancellation } from '../lib/terminal-api';
 import { isGateway, joinProblems } from '../lib/guards';
 
 export interface CancelConfig extends NodeDef {
@@ -64,12 +64,19 @@ export default function register(RED: NodeAPI): void {
       await throwOnCallError(g, reply.ErrorID, `POST ${path}`, res.statusCode, signal);
       const list = reply.Cancellations ?? [];
       if (list.length !== ids.length) throw new GatewayError('BAD_RESPONSE', `POST ${path}: ${list.length} results for ${ids.length} IDs`);
-      list.forEach((c, i) => {
+      // By the echoed ID where there is one, else by position.
+      const order = matchByKey(
+        ids.map((id) => id.toString()),
+        list.map((c) => (c.ID === null || c.ID === undefined ? undefined : int64Key(c.ID))),
+      );
+      const matched = order.map((j, i) => {
+        const c = list[j]!;
         if (c.ID !== null && c.ID !== undefined && int64Key(c.ID) !== ids[i]!.toString()) {
-          throw new GatewayError('BAD_RESPONSE', `POST ${path}: result ${i} is for ID ${c.ID}, expected ${ids[i]}`);
+          throw new GatewayError('BAD_RESPONSE', `POST ${path}: result ${j} is for ID ${c.ID}, expected ${ids[i]}`);
         }
+        return c;
       });
-      return nameErrors(g, list, signal);
+      return nameErrors(g, matched, signal);
     });
 
     handleInput(RED, node, async (msg: Msg, send) => {

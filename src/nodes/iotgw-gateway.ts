@@ -5,9 +5,11 @@
  * shares them, like the MQTT broker node shares one connection.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { checkBaseUrl } from '../lib/http';
+import { ApiClient, checkBaseUrl } from '../lib/http';
 import { tlsFromConfigNode } from '../lib/tls';
-import { ClientCredentialsBearer, StaticBearer, StaticHeaders } from '../lib/auth';
+import { ClientCredentialsBearer, StaticBearer, StaticHeaders, TokenHeaders, oauthClientCredentials, type CachedToken } from '../lib/auth';
+import { resolveGatewayBase, trimBase } from '../lib/endpoints';
+import { isThrottleReply } from '../lib/terminal-api';
 import { GatewayError } from '../lib/errors';
 import { numberSetting, resolveCredential } from '../lib/node-kit';
 import { ErrorCatalogue } from '../lib/catalogue';
@@ -25,6 +27,8 @@ export interface GatewayConfig extends NodeDef {
   maxRetries?: number | string;
   maxQueue?: number | string;
   tls?: string;
+  brokerBaseUrl?: string;
+  brokerTokenUrl?: string;
 }
 
 export type { GatewayCredentials, GatewaySettings, GatewayNode } from '../lib/account/config-nodes';
@@ -37,7 +41,7 @@ export function migrateGatewayConfig(config: Partial<GatewayConfig>): GatewayCon
     rateLimitWindowSeconds: 60,
     maxConcurrent: 3,
     maxBatchSize: 100,
-    timeoutSeconds: 30,
+    timeoutSeconds: 65,
     maxRetries: 3,
     maxQueue: 10000,
     ...config,
@@ -49,17 +53,22 @@ export function gatewaySettings(config: GatewayConfig): GatewaySettings {
   if (!/^[0-9A-Za-z.]{1,16}$/.test(apiVersion)) {
     throw new GatewayError('BAD_INPUT', `apiVersion: "${apiVersion.slice(0, 20)}" is not a version like 1.0`, { field: 'apiVersion' });
   }
-  const baseUrl = String(config.baseUrl ?? '').trim();
-  if (!baseUrl) throw new GatewayError('BAD_INPUT', 'baseUrl: required; set the gateway address in the config node', { field: 'baseUrl' });
-  checkBaseUrl(baseUrl);
+  const rawBase = String(config.baseUrl ?? '').trim();
+  if (!rawBase) throw new GatewayError('BAD_INPUT', 'baseUrl: required; set the gateway address in the config node', { field: 'baseUrl' });
+  // With or without /api/v{version} and a trailing slash: the same endpoints.
+  const resolved = resolveGatewayBase(rawBase, apiVersion);
+  const brokerRaw = String(config.brokerBaseUrl ?? '').trim();
+  const tokenRaw = String(config.brokerTokenUrl ?? '').trim();
   return {
-    baseUrl,
-    apiVersion,
+    baseUrl: resolved.baseUrl,
+    apiVersion: resolved.apiVersion,
+    brokerBaseUrl: brokerRaw ? trimBase(brokerRaw, 'brokerBaseUrl') : '',
+    brokerTokenUrl: tokenRaw ? checkBaseUrl(tokenRaw, 'brokerTokenUrl').href : '',
     rateLimitCalls: Math.round(numberSetting(config.rateLimitCalls, 5, 0, 100000)),
     rateLimitWindowMs: Math.round(numberSetting(config.rateLimitWindowSeconds, 60, 0, 86400) * 1000),
     maxConcurrent: Math.round(numberSetting(config.maxConcurrent, 3, 1, 1000)),
     maxBatchSize: Math.round(numberSetting(config.maxBatchSize, 100, 1, 100000)),
-    timeoutMs: Math.round(numberSetting(config.timeoutSeconds, 30, 0.05, 3600) * 1000),
+    timeoutMs: Math.round(numberSetting(config.timeoutSeconds, 65, 0.05, 3600) * 1000),
     maxRetries: Math.round(numberSetting(config.maxRetries, 3, 0, 100)),
     maxQueue: Math.round(numberSetting(config.maxQueue, 10000, 1, 10_000_000)),
   };
@@ -75,14 +84,21 @@ export default function register(RED: NodeAPI): void {
       node.settings = gatewaySettings(config);
     } catch (err) {
       configError = err as GatewayError;
-      node.settings = gatewaySettings({ ...config, baseUrl: 'http://127.0.0.1', apiVersion: '1.0' });
+      node.settings = gatewaySettings({ ...config, baseUrl: 'http://127.0.0.1', apiVersion: '1.0', brokerBaseUrl: '', brokerTokenUrl: '' });
       node.error(`iotgw-gateway "${config.name || node.id}": ${configError.message}`);
+    }
+
+    const inUrl = configError ? undefined : resolveGatewayBase(String(config.baseUrl), String(config.apiVersion ?? '1.0')).versionInUrl;
+    if (inUrl && inUrl !== String(config.apiVersion ?? '1.0').trim()) {
+      node.warn(`iotgw-gateway "${config.name || node.id}": the base URL holds /api/v${inUrl}; it is used instead of the API version setting ${config.apiVersion}`);
     }
 
     const tls = tlsFromConfigNode(RED, node, config.tls, `iotgw-gateway "${config.name || node.id}"`);
 
     const cred = (k: keyof GatewayCredentials) => resolveCredential(RED, node, node.credentials?.[k]);
     node.apiPath = (rest: string) => `/api/v${node.settings.apiVersion}/${rest.replace(/^\/+/, '')}`;
+    let brokerToken: CachedToken | undefined;
+    let brokerClient: ApiClient | undefined;
     const s = node.settings;
     const limit = { calls: s.rateLimitCalls, windowMs: s.rateLimitWindowMs };
     node.account = createAccount({
@@ -97,6 +113,7 @@ export default function register(RED: NodeAPI): void {
       groups: { SEND: limit, GET: limit },
       tls,
       configError,
+      throttled: isThrottleReply,
       principal: cred('clientId'),
       config: rawConfig as unknown as Record<string, unknown>,
       auth: {
@@ -114,6 +131,12 @@ export default function register(RED: NodeAPI): void {
         },
         broker: () => {
           const id = cred('brokerClientId');
+          const secret = cred('brokerClientSecret');
+          if (id && secret && node.settings.brokerTokenUrl) {
+            // The access token is fetched (client_credentials), cached and renewed after a 401.
+            brokerToken ??= oauthClientCredentials({ tokenUrl: node.settings.brokerTokenUrl, clientId: id, clientSecret: secret, timeoutMs: node.settings.timeoutMs, tls });
+            return new TokenHeaders(brokerToken, (t) => ({ client_id: id, access_token: t }), (h) => h.access_token, "Check the broker client ID, client secret and token URL in the config node's credentials.");
+          }
           const token = cred('brokerAccessToken');
           if (!id || !token) {
             throw new GatewayError('BAD_INPUT', 'credentials: the LoRaWAN/SMS endpoints need the broker client ID and access token in the config node', {
@@ -129,6 +152,13 @@ export default function register(RED: NodeAPI): void {
     node.client = () => node.account.client();
     node.bearerAuth = () => node.account.auth('bearer');
     node.brokerAuth = () => node.account.auth('broker');
+    // The LoRaWAN/SMS endpoints: the account's client unless brokerBaseUrl names another host.
+    node.brokerClient = () => {
+      if (!s.brokerBaseUrl) return node.client();
+      if (configError) throw configError;
+      brokerClient ??= new ApiClient({ label: `broker ${new URL(s.brokerBaseUrl).host}`, baseUrl: s.brokerBaseUrl, timeoutMs: s.timeoutMs, maxConcurrent: s.maxConcurrent, maxRetries: s.maxRetries, maxQueue: s.maxQueue, tls });
+      return brokerClient;
+    };
     node.catalogue = new ErrorCatalogue(() => ({ client: node.client(), auth: node.bearerAuth(), path: node.apiPath('info/service') }));
     node.statusFeed = node.account.statusFeed;
 
@@ -145,7 +175,10 @@ export default function register(RED: NodeAPI): void {
     };
 
     node.on('close', (_removed: boolean, done: () => void) => {
-      void node.account.close().then(() => done(), () => done());
+      const closing = [node.account.close(), brokerClient?.close(), brokerToken?.close()];
+      brokerClient = undefined;
+      brokerToken = undefined;
+      void Promise.allSettled(closing).then(() => done());
     });
   }
 
@@ -156,6 +189,7 @@ export default function register(RED: NodeAPI): void {
       clientSecret: { type: 'password' },
       brokerClientId: { type: 'text' },
       brokerAccessToken: { type: 'password' },
+      brokerClientSecret: { type: 'password' },
     },
   });
 }

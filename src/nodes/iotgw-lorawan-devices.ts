@@ -115,7 +115,8 @@ export default function register(RED: NodeAPI): void {
         }
         previous = typeof number === 'number' ? number : undefined;
         const devices = includeKeys ? p.content : p.content.map(redactDevice);
-        const last = !req.allPages || p.last || p.content.length === 0;
+        // The end is what the service says (`last`, `empty`) or an empty page; never page arithmetic.
+        const last = !req.allPages || p.last === true || p.empty === true || p.content.length === 0;
         const out: Msg = last ? msg : (RED.util.cloneMessage(rest) as Msg);
         out.payload = devices;
         out.page = pageInfo(p);

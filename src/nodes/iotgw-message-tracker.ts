@@ -121,6 +121,23 @@ export default function register(RED: NodeAPI): void {
 
     const resolveRecord = (rec: StatusRecord): boolean => {
       const key = int64Key(rec.ID);
+      // A record with only ID and ErrorID > 0: the gateway does not know the message. Failed.
+      const unknownId = typeof rec.State !== 'number' && Number(rec.ErrorID ?? 0) > 0 ? Number(rec.ErrorID) : undefined;
+      if (key && unknownId !== undefined && saved.watches[key]) {
+        const w = saved.watches[key]!;
+        const named = gw instanceof GatewayError ? undefined : gw.catalogue.lookup(unknownId);
+        emit(key, w, 1, {
+          ID: int64Out(BigInt(key)),
+          outcome: 'failed',
+          ErrorID: unknownId,
+          ErrorName: named?.name ?? `ERROR_${unknownId}`,
+          ...(named?.description ? { ErrorDescription: named.description } : {}),
+          elapsedSeconds: Math.max(0, Math.round((Date.now() - w.since) / 1000)),
+          record: rec,
+        });
+        forget(key);
+        return true;
+      }
       if (!key || typeof rec.State !== 'number' || !CLOSED_STATES.has(rec.State)) return false;
       const w = saved.watches[key];
       if (!w) {
@@ -147,7 +164,9 @@ export default function register(RED: NodeAPI): void {
     };
 
     const onRecords = (records: StatusRecord[]) => {
-      void load().then(() => {
+      // Names of ErrorIDs come from the gateway's catalogue (loaded once; never throws).
+      const names = records.some((r) => Number(r.ErrorID ?? 0) > 0) && !(gw instanceof GatewayError) ? gw.catalogue.load() : undefined;
+      void Promise.all([load(), names]).then(() => {
         let changed = false;
         for (const r of records) changed = resolveRecord(r) || changed;
         if (changed) {

@@ -103,8 +103,10 @@ export default function register(RED: NodeAPI): void {
         const res = await app.get(APP_PATHS.tags, query, ctx.signal);
         const body = parseReply(tagPage, res.body, where);
         const { items, ...envelope } = body;
-        const next = body.nextPage ?? null;
         const current = body.curPage ?? requested;
+        // The end: nextPage null, or an empty page. A reply without nextPage at all goes on
+        // to the following page until one comes back empty.
+        const next = items.length === 0 ? null : body.nextPage === undefined ? current + 1 : body.nextPage;
         const last = next === null;
         if (!last && next <= current) {
           throw new GatewayError('BAD_RESPONSE', `${where}: nextPage ${next} does not come after curPage ${current}; stopped after ${index + 1} pages`);

@@ -9,10 +9,11 @@ import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red';
 import { SendPool } from '../lib/send-pool';
 import { nameErrors, throwOnCallError } from '../lib/gateway-errors';
 import { GatewayError, badInput } from '../lib/errors';
-import { describeType, int64Out, showValue, toInt64 } from '../lib/int64';
+import { describeType, int64Key, int64Out, showValue, toInt64 } from '../lib/int64';
 import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg, nodeAbortController } from '../lib/node-kit';
-import { parseReply, submitReply, type SubmitResult } from '../lib/terminal-api';
+import { matchByKey, parseReply, sameDestination, submitReply, type SubmitResult } from '../lib/terminal-api';
 import { isGateway, joinProblems } from '../lib/guards';
+import type { GatewayNode } from '../lib/account/config-nodes';
 
 export interface TerminalModeConfig extends NodeDef {
   gateway: string;
@@ -97,12 +98,19 @@ export default function register(RED: NodeAPI): void {
       await throwOnCallError(g, reply.ErrorID, `POST ${path}`, res.statusCode, signal);
       const subs = reply.Submissions ?? [];
       if (subs.length !== items.length) throw new GatewayError('BAD_RESPONSE', `POST ${path}: ${subs.length} results for ${items.length} messages`);
-      subs.forEach((s, i) => {
-        if (s.DestinationID && s.DestinationID !== items[i]!.DestinationID) {
-          throw new GatewayError('BAD_RESPONSE', `POST ${path}: result ${i} is for ${s.DestinationID}, expected ${items[i]!.DestinationID}`);
+      // By UserMessageID where one was given, else by position; destinations without case or spaces.
+      const order = matchByKey(
+        items.map((it) => it.UserMessageID?.toString()),
+        subs.map((s) => (s.UserMessageID === null || s.UserMessageID === undefined ? undefined : int64Key(s.UserMessageID))),
+      );
+      const matched = order.map((j, i) => {
+        const s = subs[j]!;
+        if (s.DestinationID && !sameDestination(s.DestinationID, items[i]!.DestinationID)) {
+          throw new GatewayError('BAD_RESPONSE', `POST ${path}: result ${j} is for ${s.DestinationID.trim()}, expected ${items[i]!.DestinationID}`);
         }
+        return s;
       });
-      return nameErrors(g, subs, signal);
+      return nameErrors(g, matched, signal);
     });
 
     handleInput(RED, node, async (msg: Msg, send) => {

@@ -34,6 +34,12 @@ export interface AppOptions {
   /** per_page when the request gives none. */
   defaultPerPage: number;
   maxPerPage: number;
+  /** Password of every user at `POST /app/auth/login` {email, password} -> {authToken}. */
+  loginPassword: string;
+  /** How long a token from the login endpoint lives (ms; 0 = a day). */
+  loginTokenLifetimeMs: number;
+  /** Leave `nextPage`/`prevPage` out of the tag pages (the end is then an empty page). */
+  omitNextPage: boolean;
 }
 
 export const DEFAULT_APP_OPTIONS: AppOptions = {
@@ -43,6 +49,9 @@ export const DEFAULT_APP_OPTIONS: AppOptions = {
   tagCount: 45,
   defaultPerPage: 20,
   maxPerPage: 100,
+  loginPassword: 'demo-password',
+  loginTokenLifetimeMs: 0,
+  omitNextPage: false,
 };
 
 /** Accepted names of each query parameter (first = the name the nodes send). */
@@ -201,6 +210,7 @@ export class AppApi implements SimArea {
   }
 
   mount(sim: SimServer): void {
+    sim.route('POST', /^\/app\/auth\/login\/?$/, 'app/login', (r) => this.login(r));
     sim.route('GET', /^\/app\/auth\/user\/?$/, 'app/user', (r) => this.guard(r, (u, a) => this.user(r, u, a)));
     sim.route('GET', /^\/app\/costummer\/tag\/?$/, 'app/tags', (r) => this.guard(r, (u, a) => this.tags(r, a)));
     sim.route('GET', /^\/app\/tag\/chipset\/config\/?$/, 'app/tag-config', (r) => this.guard(r, (u, a) => this.tagConfig(r, a)));
@@ -214,6 +224,31 @@ export class AppApi implements SimArea {
       this.configure(o);
       return json(200, this.options);
     });
+  }
+
+  /** Tokens from the login endpoint: token -> user ID and the time it ends. */
+  private loginTokens = new Map<string, { userId: string; endsAt: number }>();
+  readonly loginCounters = { logins: 0, refused: 0 };
+
+  /** The platform's default login: JSON {email, password} -> {authToken}. */
+  private login(r: SimRequest): SimReply {
+    let b: unknown;
+    try {
+      b = r.text.trim() ? parseJson(r.text) : undefined;
+    } catch {
+      return this.errorReply(400, 'the body is not JSON');
+    }
+    const o = (b && typeof b === 'object' ? b : {}) as Record<string, unknown>;
+    if (typeof o.email !== 'string' || typeof o.password !== 'string') return this.errorReply(400, 'email and password are required', 'email');
+    const user = this.accounts.flatMap((a) => a.users).find((u) => u.email === o.email);
+    if (!user || o.password !== this.options.loginPassword) {
+      this.loginCounters.refused++;
+      return this.errorReply(403, 'Invalid Credentials.');
+    }
+    const token = `app_${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
+    this.loginTokens.set(token, { userId: user.id, endsAt: this.now() + (this.options.loginTokenLifetimeMs > 0 ? this.options.loginTokenLifetimeMs : 86_400_000) });
+    this.loginCounters.logins++;
+    return json(200, { authToken: token });
   }
 
   /** An error reply in the configured body shape. */
@@ -240,6 +275,11 @@ export class AppApi implements SimArea {
       for (const [uid, t] of Object.entries(a.tokens)) {
         if (token !== undefined && t === token) found = { user: a.users.find((u) => u.id === uid)!, account: a };
       }
+    }
+    const fromLogin = token === undefined ? undefined : this.loginTokens.get(token);
+    if (!found && fromLogin && fromLogin.endsAt > this.now()) {
+      const a = this.accounts.find((x) => x.users.some((u) => u.id === fromLogin.userId));
+      if (a) found = { user: a.users.find((u) => u.id === fromLogin.userId)!, account: a };
     }
     if (!found) {
       this.counters.unauthorized++;
@@ -307,6 +347,7 @@ export class AppApi implements SimArea {
     const all = search ? acct.tags.filter((t) => t.device_name.toLowerCase().includes(search) || t.serial_number.toLowerCase().includes(search)) : acct.tags;
     const start = skip + (page - 1) * perPage;
     const items = all.slice(start, start + perPage);
+    if (this.options.omitNextPage) return json(200, { itemsReceived: items.length, curPage: page, offset: start, perPage, items });
     return json(200, {
       itemsReceived: items.length,
       curPage: page,

@@ -45,6 +45,18 @@ export interface BrokerOptions {
   smsMsPerMessage: number;
   /** A query string longer than this is refused with `{valueInBytes}`. */
   maxQueryBytes: number;
+  /** A path before the broker and SMS routes (the real base ends in `/v1`: set `/v1`). */
+  basePath: string;
+  /** Secret of `clientId` at the OAuth token endpoint `POST {basePath}/oauth/access-token`. */
+  clientSecret: string;
+  /** `expires_in` the token endpoint declares (seconds). */
+  tokenExpiresIn: number;
+  /** How long an issued token really lives (ms; 0 = as declared): shorter = revoked mid-run. */
+  tokenLifetimeMs: number;
+  /** Is the static `accessToken` accepted? (false: only tokens from the token endpoint) */
+  staticTokenValid: boolean;
+  /** `full` page envelopes, or `no-last`: no `last`, `totalPages` or `totalElements` (the end is an empty page). */
+  pageEnd: 'full' | 'no-last';
 }
 
 export const DEFAULT_BROKER_OPTIONS: BrokerOptions = {
@@ -61,6 +73,12 @@ export const DEFAULT_BROKER_OPTIONS: BrokerOptions = {
   referrals: 500,
   smsMsPerMessage: 200,
   maxQueryBytes: 1024,
+  basePath: '',
+  clientSecret: 'sim-client-secret',
+  tokenExpiresIn: 3600,
+  tokenLifetimeMs: 0,
+  staticTokenValid: true,
+  pageEnd: 'full',
 };
 
 /** A customer that exists but belongs to another client (403). */
@@ -231,13 +249,18 @@ export class BrokerApi implements SimArea {
   }
 
   mount(sim: SimServer): void {
-    sim.route('POST', /^\/lorawan\/broker\/contract\/?$/, 'broker/contract-create', (r) => this.guard(r, () => this.createContract(r)));
-    sim.route('GET', /^\/lorawan\/broker\/contract\/?$/, 'broker/contract-list', (r) => this.guard(r, () => this.listContracts(r)));
-    sim.route('DELETE', /^\/lorawan\/broker\/referrals\/?$/, 'broker/referrals', (r) => this.guard(r, () => this.deleteReferral(r)));
-    sim.route('GET', /^\/lorawan\/broker\/devices\/?$/, 'broker/devices', (r) =>
-      this.options.devicesRequireAuth ? this.guard(r, () => this.listDevices(r)) : this.listDevices(r),
-    );
-    sim.route('GET', /^\/sms\/request\/?$/, 'sms/request', (r) => this.guard(r, () => this.smsRequest(r)));
+    // `(.*?)` before the route must be exactly `options.basePath` (strict, as the real host).
+    const at = (method: string, rest: string, name: string, h: (r: SimRequest) => SimReply | Promise<SimReply>) =>
+      sim.route(method, new RegExp(`^(.*?)/${rest}/?$`), name, (r) => {
+        if ((r.params[0] ?? '') !== this.options.basePath.replace(/\/+$/, '')) return json(404, { errors: `Recurso ${r.path} não encontrado` });
+        return h(r);
+      });
+    at('POST', 'oauth/access-token', 'broker/token', (r) => this.oauthToken(r));
+    at('POST', 'lorawan/broker/contract', 'broker/contract-create', (r) => this.guard(r, () => this.createContract(r)));
+    at('GET', 'lorawan/broker/contract', 'broker/contract-list', (r) => this.guard(r, () => this.listContracts(r)));
+    at('DELETE', 'lorawan/broker/referrals', 'broker/referrals', (r) => this.guard(r, () => this.deleteReferral(r)));
+    at('GET', 'lorawan/broker/devices', 'broker/devices', (r) => (this.options.devicesRequireAuth ? this.guard(r, () => this.listDevices(r)) : this.listDevices(r)));
+    at('GET', 'sms/request', 'sms/request', (r) => this.guard(r, () => this.smsRequest(r)));
     sim.route('POST', /^\/_sim\/sms-batches$/, '_sim/sms-batches', (r) => {
       let b: Record<string, unknown>;
       try {
@@ -260,11 +283,43 @@ export class BrokerApi implements SimArea {
       this.counters.unauthorized++;
       return json(401, 'Client Id in the request, identified by HEADER client_id, is invalid. Check docs.sensedia.com');
     }
-    if (r.headers.access_token !== this.options.accessToken) {
+    const tok = String(r.headers.access_token ?? '');
+    const issued = this.issued.get(tok);
+    const valid = (this.options.staticTokenValid && tok === this.options.accessToken) || (issued !== undefined && issued > this.now());
+    if (!valid) {
       this.counters.unauthorized++;
       return json(401, 'Access Token in the request, identified by HEADER access_token, is invalid. Check docs.sensedia.com');
     }
     return handle();
+  }
+
+  /** Tokens issued by the OAuth endpoint, with the time they really end. */
+  private issued = new Map<string, number>();
+  readonly tokenCounters = { issued: 0, refused: 0 };
+
+  /** The API gateway's OAuth endpoint: client_credentials, client authenticated by Basic or in the form. */
+  private oauthToken(r: SimRequest): SimReply {
+    const ct = String(r.headers['content-type'] ?? '');
+    if (!ct.startsWith('application/x-www-form-urlencoded')) return json(400, { error: 'invalid_request', error_description: 'form-encoded body expected' });
+    const form = new URLSearchParams(r.text);
+    if (form.get('grant_type') !== 'client_credentials') return json(400, { error: 'unsupported_grant_type' });
+    let id = form.get('client_id') ?? '';
+    let secret = form.get('client_secret') ?? '';
+    const basic = /^Basic\s+(\S+)$/i.exec(String(r.headers.authorization ?? ''));
+    if (basic) {
+      const [u, ...p] = Buffer.from(basic[1]!, 'base64').toString('utf8').split(':');
+      id = decodeURIComponent(u ?? '');
+      secret = decodeURIComponent(p.join(':'));
+    }
+    if (id !== this.options.clientId || secret !== this.options.clientSecret) {
+      this.tokenCounters.refused++;
+      return json(401, { error: 'invalid_client' });
+    }
+    const token = `brk_${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
+    const life = this.options.tokenLifetimeMs > 0 ? this.options.tokenLifetimeMs : this.options.tokenExpiresIn * 1000;
+    this.issued.set(token, this.now() + life);
+    this.tokenCounters.issued++;
+    return json(201, { access_token: token, token_type: 'access_token', expires_in: this.options.tokenExpiresIn });
   }
 
   /** The first alias present, or undefined. */
@@ -487,6 +542,13 @@ export class BrokerApi implements SimArea {
       number: paging.page,
       empty: content.length === 0,
     };
+    if (this.options.pageEnd === 'no-last') {
+      const bare: Record<string, unknown> = { ...page };
+      delete bare.last;
+      delete bare.totalPages;
+      delete bare.totalElements;
+      return json(200, this.options.wrapDevicePage ? [bare] : bare);
+    }
     return json(200, this.options.wrapDevicePage ? [page] : page);
   }
 

@@ -105,6 +105,21 @@ export interface TerminalOptions {
   lateBySeconds: number;
   /** Not real, kind: serve a second only once it is complete. Off; no poller test uses it. */
   completedSecondsOnly: boolean;
+  /**
+   * How a throttled call is answered: `http` (429, the default) or `errorId` (HTTP 200 with a
+   * top-level ErrorID 24579 for SEND, 24581 for GET), as the real gateway can.
+   */
+  throttleAs: 'http' | 'errorId';
+  /** The next N calls of a throttle group (SEND or GET) are throttled whatever the window says. */
+  throttleNext: number;
+  /** A path before `/api/v{version}` (e.g. `/gw/v1`: the gateway then lives at `{url}/gw/v1/api/v1.0/`). */
+  basePath: string;
+  /** Echo `DestinationID` `as-sent`, in `lower` case, or `padded` with spaces. */
+  echoDestination: 'as-sent' | 'lower' | 'padded';
+  /** Give per-item results `in-order` or `reversed` (match them by UserMessageID). */
+  resultOrder: 'in-order' | 'reversed';
+  /** The token endpoint answers a refused login with `http` 401 or with HTTP 200 + `error`. */
+  tokenErrorAs: 'http' | 'ok-with-error';
 }
 
 export const DEFAULT_TERMINAL_OPTIONS: TerminalOptions = {
@@ -125,6 +140,12 @@ export const DEFAULT_TERMINAL_OPTIONS: TerminalOptions = {
   emptyNextFromUTC: 'null',
   lateBySeconds: 0,
   completedSecondsOnly: false,
+  throttleAs: 'http',
+  throttleNext: 0,
+  basePath: '',
+  echoDestination: 'as-sent',
+  resultOrder: 'in-order',
+  tokenErrorAs: 'http',
 };
 
 export const DEFAULT_ACCOUNTS: Account[] = [
@@ -319,16 +340,36 @@ export class TerminalGateway {
   // ---- HTTP ----
 
   mount(sim: SimServer): void {
-    const v = '/api/v([^/]+)';
-    sim.route('POST', new RegExp(`^${v}/auth/token$`), 'terminal/auth', (r) => this.token(r));
-    sim.route('POST', new RegExp(`^${v}/terminal/mode$`), 'terminal/mode', (r) => this.guard(r, 'SEND', () => this.submitMode(r)));
-    sim.route('POST', new RegExp(`^${v}/submit/cancellations$`), 'terminal/cancel', (r) => this.guard(r, 'SEND', () => this.cancel(r)));
-    sim.route('GET', new RegExp(`^${v}/get/subaccounts/fw_status_updates$`), 'terminal/status', (r) =>
-      this.guard(r, 'GET', (acct) => this.statusUpdates(r, acct), true),
-    );
-    sim.route('GET', new RegExp(`^${v}/info/service$`), 'terminal/info', (r) =>
+    // `(.*?)` is the part before /api/v{version}: it must be exactly `options.basePath`, so a
+    // doubled `/api/v1.0/api/v1.0/...` is a 404 as on the real service.
+    const at = (method: string, rest: string, name: string, h: (r: SimRequest) => SimReply | Promise<SimReply>) =>
+      sim.route(method, new RegExp(`^(.*?)/api/v([^/]+)/${rest}$`), name, (r) => {
+        const before = r.params[0] ?? '';
+        if (before !== this.options.basePath.replace(/\/+$/, '')) return json(404, { Message: `No HTTP resource was found that matches the request URI '${r.path}'.` });
+        return h(r);
+      });
+    at('POST', 'auth/token', 'terminal/auth', (r) => this.token(r));
+    at('POST', 'terminal/mode', 'terminal/mode', (r) => this.guard(r, 'SEND', () => this.submitMode(r)));
+    at('POST', 'submit/cancellations', 'terminal/cancel', (r) => this.guard(r, 'SEND', () => this.cancel(r)));
+    at('GET', 'get/subaccounts/fw_status_updates', 'terminal/status', (r) => this.guard(r, 'GET', (acct) => this.statusUpdates(r, acct), true));
+    at('GET', 'info/service', 'terminal/info', (r) =>
       this.guard(r, undefined, () => json(200, { ErrorID: 0, Version: '1.0.0', ErrorCodes: r.query.get('GetErrorCodes') === 'true' ? CATALOGUE : null })),
     );
+  }
+
+  /** A throttled reply in the configured form. */
+  private throttledReply(group: 'SEND' | 'GET', w?: SimWindow): SimReply {
+    this.counters.throttled++;
+    const errorId = group === 'SEND' ? ERRORS.SUBMIT_RATE_EXCEEDED : ERRORS.STATUS_RATE_EXCEEDED;
+    if (this.options.throttleAs === 'errorId') {
+      return json(200, group === 'SEND' ? { ErrorID: errorId, Submissions: null } : { ErrorID: errorId, NextFromUTC: null, Statuses: null });
+    }
+    return json(429, { ErrorID: errorId }, w ? this.retryHeader(w) : undefined);
+  }
+
+  /** Marks a message unknown-to-the-gateway in the status feed: a record with only ID and ErrorID. */
+  addUnknownStatus(id: bigint | string, errorId: number = ERRORS.MESSAGE_NOT_FOUND): void {
+    this.events.add({ sec: this.nowSec(), ID: BigInt(id), State: -1, IsClosed: false, CreateUTC: '', Transport: 0, ReferenceNumber: this.nextRef++, AccountID: 'demo', ErrorID: errorId });
   }
 
   private token(r: SimRequest): SimReply {
@@ -339,6 +380,7 @@ export class TerminalGateway {
     const acct = this.accounts.get(form.get('client_id') ?? '');
     if (!acct || acct.clientSecret !== form.get('client_secret')) {
       this.counters.unauthorized++;
+      if (this.options.tokenErrorAs === 'ok-with-error') return json(200, { error: 'invalid_client', error_description: 'The client credentials are invalid' });
       return json(401, { error: 'invalid_client' });
     }
     const asked = Number(form.get('expires_in') ?? NaN);
@@ -381,10 +423,11 @@ export class TerminalGateway {
       const key = `${account}:${group}`;
       let w = this.windows.get(key);
       if (!w) this.windows.set(key, (w = new SimWindow(this.options.rateLimitCalls, this.options.rateLimitWindowMs)));
-      if (!w.take(this.now())) {
-        this.counters.throttled++;
-        return json(429, { ErrorID: group === 'SEND' ? ERRORS.SUBMIT_RATE_EXCEEDED : ERRORS.STATUS_RATE_EXCEEDED }, this.retryHeader(w));
+      if (this.options.throttleNext > 0) {
+        this.options.throttleNext--;
+        return this.throttledReply(group);
       }
+      if (!w.take(this.now())) return this.throttledReply(group, w);
     }
     this.inFlight.set(account, busy + 1);
     try {
@@ -447,7 +490,8 @@ export class TerminalGateway {
       this.pendingTransitions.push({ at: now + (term.online ? this.options.receivedAfterMs : this.options.offlineTimeoutMs), id: id.toString(), to: 'final' });
       this.counters.submitted++;
       // The reply describes the terminal's current mode (how the message will reach it).
-      const out: Record<string, unknown> = { ID: id, DestinationID: dest, ErrorID: 0, OTAMessageSize: 6 };
+      const echo = this.options.echoDestination === 'lower' ? dest.toLowerCase() : this.options.echoDestination === 'padded' ? ` ${dest} ` : dest;
+      const out: Record<string, unknown> = { ID: id, DestinationID: echo, ErrorID: 0, OTAMessageSize: 6 };
       if (userId !== undefined) out.UserMessageID = userId;
       if (term.mode !== 0) {
         out.OperationMode = term.mode;
@@ -459,6 +503,7 @@ export class TerminalGateway {
       }
       return out;
     });
+    if (this.options.resultOrder === 'reversed') submissions.reverse();
     return json(200, { Submissions: submissions });
   }
 
@@ -483,6 +528,7 @@ export class TerminalGateway {
       this.counters.cancelled++;
       return { ID: m.id, CancellationStatus: 1, CancelRequestID: reqId };
     });
+    if (this.options.resultOrder === 'reversed') cancellations.reverse();
     return json(200, { Cancellations: cancellations });
   }
 
@@ -518,6 +564,7 @@ export class TerminalGateway {
     const out = page.items;
     this.counters.statusRecordsServed += out.length;
     const statuses = out.map((e) => {
+      if (e.ErrorID) return { ID: e.ID, ErrorID: e.ErrorID };
       const rec: Record<string, unknown> = {
         ID: e.ID,
         IsClosed: e.IsClosed,

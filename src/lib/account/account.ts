@@ -11,7 +11,7 @@
  * store and lease; without one everything is in-process (./memory/*).
  */
 import { EventEmitter } from 'node:events';
-import { ApiClient, type AuthProvider, type GroupLimit, type TlsOptions } from '../http';
+import { ApiClient, type ApiResponse, type AuthProvider, type GroupLimit, type TlsOptions } from '../http';
 import { GatewayError } from '../errors';
 import type { AccountKey, FeedLease, MarkStore, RateBudget, SharedState, TokenSource } from './types';
 import { MemoryRateBudget } from './memory/rate-budget';
@@ -34,6 +34,8 @@ export interface AccountOptions {
   groups?: Record<string, GroupLimit>;
   defaultGroup?: string;
   tls?: TlsOptions;
+  /** Is a 2xx reply a rate limit in disguise (the gateway's 200 + ErrorID 24579/24581)? */
+  throttled?: (res: ApiResponse) => boolean;
   /** A settings error found when the config node read its settings: thrown by client(). */
   configError?: GatewayError;
   /**
@@ -125,6 +127,7 @@ export function createAccount(opts: AccountOptions): Account {
           groups: opts.groups,
           ...(opts.defaultGroup !== undefined ? { defaultGroup: opts.defaultGroup } : {}),
           tls: opts.tls,
+          ...(opts.throttled ? { throttled: opts.throttled } : {}),
           gates: localBudget().gates,
         });
       }

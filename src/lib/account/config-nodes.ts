@@ -16,6 +16,7 @@ export interface GatewayCredentials {
   clientSecret?: string;
   brokerClientId?: string;
   brokerAccessToken?: string;
+  brokerClientSecret?: string;
 }
 
 export interface GatewaySettings {
@@ -28,6 +29,10 @@ export interface GatewaySettings {
   timeoutMs: number;
   maxRetries: number;
   maxQueue: number;
+  /** Base of the LoRaWAN/SMS endpoints ('' = baseUrl). */
+  brokerBaseUrl: string;
+  /** The API gateway's OAuth token URL ('' = the access token is pasted). */
+  brokerTokenUrl: string;
 }
 
 export interface GatewayNode extends Node<GatewayCredentials> {
@@ -40,6 +45,8 @@ export interface GatewayNode extends Node<GatewayCredentials> {
   bearerAuth(): AuthProvider;
   /** `client_id` / `access_token` headers for the LoRaWAN and SMS endpoints. */
   brokerAuth(): AuthProvider;
+  /** The client of the LoRaWAN/SMS endpoints (the account's client unless brokerBaseUrl differs). */
+  brokerClient(): ApiClient;
   /** `/api/v{version}/<rest>` */
   apiPath(rest: string): string;
   catalogue: ErrorCatalogue;
@@ -56,6 +63,8 @@ export interface GatewayNode extends Node<GatewayCredentials> {
 
 export interface AppCredentials {
   authToken?: string;
+  email?: string;
+  password?: string;
 }
 
 export interface AppSettings {
@@ -64,6 +73,7 @@ export interface AppSettings {
   rateLimitCalls: number;
   rateLimitWindowMs: number;
   maxRetries: number;
+  loginPath: string;
 }
 
 export interface AppNode extends Node<AppCredentials> {
