@@ -12,6 +12,7 @@ import { GatewayError } from './errors';
 import { Semaphore, SlidingWindowLimiter } from './limiter';
 import { parseJson, stringifyJson } from './int64';
 import { GatewayDispatcher, isLoopbackHost, proxyFor } from './proxy';
+import { reportedAcquire } from './wait-status';
 
 export { isLoopbackHost };
 
@@ -292,7 +293,7 @@ export class ApiClient {
   /** Waits for a slot of `group` and returns its release; used by batchers. */
   acquireGroup(group: string | undefined, signal?: AbortSignal): Promise<() => void> {
     const lim = this.limiter(group);
-    return lim ? lim.acquire(signal) : Promise.resolve(() => {});
+    return lim ? reportedAcquire(group ?? this.options.defaultGroup ?? '', lim, signal) : Promise.resolve(() => {});
   }
 
   url(path: string, query?: Query): URL {
@@ -321,7 +322,7 @@ export class ApiClient {
         throw new GatewayError('NETWORK', `${where}: not sent, the account's client was closed (redeploy or shutdown)`);
       }
       const lim = this.limiter(spec.group);
-      if (!slot) slot = lim ? await lim.acquire(spec.signal) : undefined;
+      if (!slot) slot = lim ? await reportedAcquire(spec.group ?? this.options.defaultGroup ?? '', lim, spec.signal) : undefined;
       const releaseSlot = slot;
       slot = undefined;
       let authHeaders: Record<string, string> = {};
