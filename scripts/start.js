@@ -276,6 +276,13 @@ async function main() {
 
 if (require.main === module) {
   main().catch((err) => {
+    if (err && err.code === 'EADDRINUSE') {
+      // Which one: the simulator starts first (--sim-port), then Node-RED (--port).
+      const o = parseArgs(process.argv.slice(2));
+      const [what, flag] = err.port === o.simPort ? ["the simulator's port", '--sim-port'] : ["Node-RED's port", '--port'];
+      process.stderr.write(`npm start: ${what} ${err.port} is already in use; choose another with ${flag} N (0 picks a free port), e.g. npm start -- --port 1890 --sim-port 1891\n`);
+      process.exit(1);
+    }
     process.stderr.write(`npm start: ${err && err.message ? err.message : err}\n`);
     process.exit(1);
   });

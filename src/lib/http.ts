@@ -6,11 +6,15 @@
  * GatewayError with one of the contract's codes. No credential ever enters an error
  * message: messages name the method and the path, never the query or the headers.
  */
-import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from './errors';
 import { Semaphore, SlidingWindowLimiter } from './limiter';
 import { JsonDepthError, bodyProblem, parseJson, stringifyJson } from './int64';
+import { GatewayDispatcher, isLoopbackHost, proxyFor } from './proxy';
+import { reportedAcquire } from './wait-status';
+
+export { isLoopbackHost };
 
 export interface TlsOptions {
   ca?: string | Buffer;
@@ -107,11 +111,28 @@ export interface ClientStats {
 /** Certificate errors from Node's TLS layer: permanent, never retried. */
 const TLS_ERROR_CODES = /CERT|SELF_SIGNED|UNABLE_TO_(VERIFY|GET)|ERR_TLS|DEPTH_ZERO/;
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
+/** A TLS handshake that met a plain-HTTP server (OpenSSL's texts for it). */
+const PLAIN_HTTP_ON_TLS = /wrong version number|packet length too long|http request|WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG/i;
 
-export function isLoopbackHost(hostname: string): boolean {
-  const h = hostname.toLowerCase();
-  return LOOPBACK_HOSTS.has(h) || /^127(\.\d{1,3}){3}$/.test(h) || h.endsWith('.localhost');
+/** Network error codes in words. */
+const NETWORK_WORDS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'host name not found',
+  EAI_AGAIN: 'host name lookup failed (temporary)',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  UND_ERR_SOCKET: 'the connection closed unexpectedly',
+};
+
+/** "ECONNREFUSED connect ECONNREFUSED 127.0.0.1:1881" without saying the code twice. */
+export function networkText(code: string | undefined, message: string | undefined): string {
+  const msg = (message ?? '').trim() || 'network error';
+  const words = code ? NETWORK_WORDS[code] : undefined;
+  if (!code) return msg;
+  const detail = msg.includes(code) ? msg : `${code} ${msg}`;
+  return words ? `${words} (${detail})` : detail;
 }
 
 /** Checks a base URL: https, or http on a loopback address; no user info, query or fragment. */
@@ -326,13 +347,14 @@ export class ApiClient {
       // (the config node warns loudly about that).
       if (opts.tls.rejectUnauthorized === false) connect.rejectUnauthorized = false;
     }
-    this.dispatcher = new EnvHttpProxyAgent({
+    // Loopback origins go direct (never through a proxy); others follow http(s)_proxy/no_proxy.
+    this.dispatcher = new GatewayDispatcher({
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 600_000,
       connections: Math.max(1, opts.maxConcurrent || 8),
       connect,
       requestTls: connect,
-    } as ConstructorParameters<typeof EnvHttpProxyAgent>[0]);
+    });
     this.concurrency = opts.gates?.concurrency ?? new Semaphore(opts.maxConcurrent, this.options.maxQueue, `${opts.label}: concurrency`);
     this.limiters = opts.gates?.limiters ?? new Map();
     if (!opts.gates) for (const [name, g] of Object.entries(opts.groups ?? {})) {
@@ -352,7 +374,7 @@ export class ApiClient {
   /** Waits for a slot of `group` and returns its release; used by batchers. */
   acquireGroup(group: string | undefined, signal?: AbortSignal): Promise<() => void> {
     const lim = this.limiter(group);
-    return lim ? lim.acquire(signal) : Promise.resolve(() => {});
+    return lim ? reportedAcquire(group ?? this.options.defaultGroup ?? '', lim, signal) : Promise.resolve(() => {});
   }
 
   url(path: string, query?: Query): URL {
@@ -392,7 +414,7 @@ export class ApiClient {
         throw new GatewayError('NETWORK', `${where}: not sent, the account's client was closed (redeploy or shutdown)`);
       }
       const lim = this.limiter(spec.group);
-      if (!slot) slot = lim ? await lim.acquire(spec.signal) : undefined;
+      if (!slot) slot = lim ? await reportedAcquire(spec.group ?? this.options.defaultGroup ?? '', lim, spec.signal) : undefined;
       const releaseSlot = slot;
       slot = undefined;
       let authHeaders: Record<string, string> = {};
@@ -537,6 +559,16 @@ export class ApiClient {
       }
       const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
       const code = e.code ?? e.cause?.code;
+      const proxy = proxyFor(url);
+      // Through a proxy, the error may be the proxy's: say so, and name it (no credentials).
+      const via = proxy ? ` through the proxy ${proxy.host} (from ${proxy.variable}; check the proxy, or add ${url.hostname} to no_proxy)` : '';
+      const rawText = `${e.message ?? ''} ${e.cause?.message ?? ''}`;
+      if (url.protocol === 'https:' && PLAIN_HTTP_ON_TLS.test(`${code ?? ''} ${rawText}`)) {
+        throw Object.assign(
+          new GatewayError('NETWORK', `${where}: ${this.base.host} did not answer with TLS${via}: the base URL says https://, but the server there speaks plain HTTP (use its https port, or http:// for a loopback simulator)`, { cause: err }),
+          { permanent: true },
+        );
+      }
       if (code && TLS_ERROR_CODES.test(code)) {
         // Not transient: retrying cannot help, and verification is never turned off for it.
         throw Object.assign(
@@ -544,7 +576,8 @@ export class ApiClient {
           { permanent: true },
         );
       }
-      throw new GatewayError('NETWORK', `${where}: ${code ? `${code} ` : ''}${e.message ?? 'network error'} (is ${this.base.host} reachable?)`, { cause: err });
+      const hint = proxy ? via : ` (is ${this.base.host} reachable?)`;
+      throw new GatewayError('NETWORK', `${where}: ${networkText(code, e.message)}${hint}`, { cause: err });
     } finally {
       clearTimeout(timer);
       spec.signal?.removeEventListener('abort', onCallerAbort);

@@ -13,6 +13,7 @@ import type { Node, NodeAPI, NodeMessage, NodeMessageInFlow, NodeStatus } from '
 import { GatewayError, badInput, toGatewayError } from './errors';
 import type { Query } from './http';
 import { describeType } from './int64';
+import { setWaitReporter, type SlotWait } from './wait-status';
 
 export const NS = '@iotgateway/node-red-gateway/iotgw-gateway';
 
@@ -34,6 +35,11 @@ export interface InputContext {
 export interface InputOptions {
   /** Status shown after a success when nothing else is in flight; default: cleared. */
   idleStatus?: () => NodeStatus | undefined;
+  /**
+   * Other signals the node's calls carry (e.g. a batcher's): a call with one of them that
+   * waits for a rate-limit slot shows "waiting for a SEND slot (23 s)" too.
+   */
+  waitSignals?: AbortSignal[];
 }
 
 export interface InputHandle {
@@ -76,6 +82,7 @@ export function handleInput(
 
   const showIdle = () => {
     busyShown = false;
+    waitShown = false;
     const s = options.idleStatus?.();
     node.status(s ?? {});
   };
@@ -91,6 +98,52 @@ export function handleInput(
     busyAt = now;
     node.status({ fill: 'blue', shape: 'dot', text: `${requesting}${inFlight > 1 ? ` (${inFlight})` : ''}` });
   };
+
+  // Calls waiting for a rate-limit slot: shown after half a second of waiting, with the
+  // limiter's own estimate, refreshed every second (one timer per node, only while waiting).
+  const waits = new Set<SlotWait>();
+  let waitTimer: NodeJS.Timeout | undefined;
+  let waitShown = false;
+  const showWait = () => {
+    if (inFlight === 0 || waits.size === 0) return;
+    const now = Date.now();
+    let first: SlotWait | undefined;
+    for (const w of waits) if (!first || w.since < first.since) first = w;
+    if (!first || now - first.since < 500) return;
+    const s = Math.ceil(first.remaining() / 1000);
+    // The catalogue's text; English when the catalogue is not loaded (t() gives the key back).
+    const say = (key: string, vars: Record<string, string | number>, english: string) => {
+      const out = t(RED, `status.${key}`, vars);
+      return out === key ? english : out;
+    };
+    const text = s > 0 ? say('waitingSlotFor', { group: first.group, s }, `waiting for a ${first.group} slot (${s} s)`) : say('waitingSlot', { group: first.group }, `waiting for a ${first.group} slot`);
+    waitShown = true;
+    busyShown = false;
+    node.status({ fill: 'blue', shape: 'ring', text });
+  };
+  const reporter = {
+    begin(w: SlotWait) {
+      waits.add(w);
+      waitTimer ??= setInterval(showWait, 1000);
+      waitTimer.unref?.();
+      const first = setTimeout(showWait, 500);
+      first.unref?.();
+      return () => {
+        clearTimeout(first);
+        waits.delete(w);
+        if (waits.size === 0) {
+          clearInterval(waitTimer);
+          waitTimer = undefined;
+          if (waitShown && inFlight > 0) {
+            waitShown = false;
+            showBusy();
+          }
+        }
+      };
+    },
+  };
+  setWaitReporter(controller.signal, reporter);
+  for (const s of options.waitSignals ?? []) setWaitReporter(s, reporter);
 
   const handle: InputHandle = {
     get pending() {
@@ -137,6 +190,8 @@ export function handleInput(
   });
 
   node.on('close', (_removed: boolean, done: () => void) => {
+    clearInterval(waitTimer);
+    waitTimer = undefined;
     controller.abort(new GatewayError('NETWORK', 'the node was closed (redeploy or shutdown) before the work finished'));
     void Promise.allSettled([...pending]).then(() => {
       node.status({});

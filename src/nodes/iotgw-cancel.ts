@@ -103,7 +103,7 @@ export default function register(RED: NodeAPI): void {
       });
       msg.statusCode = 200;
       send(msg);
-    });
+    }, { waitSignals: [closing.signal] });
   }
 
   RED.nodes.registerType('iotgw-cancel', IotgwCancelNode as unknown as (this: Node, c: NodeDef) => void);

@@ -146,7 +146,7 @@ export default function register(RED: NodeAPI): void {
       if (accepted.length) out[0] = Object.assign(rejected.length ? RED.util.cloneMessage(msg) : msg, { payload: accepted });
       if (rejected.length) out[1] = Object.assign(msg, { payload: rejected });
       send(out);
-    });
+    }, { waitSignals: [closing.signal] });
   }
 
   RED.nodes.registerType('iotgw-terminal-mode', IotgwTerminalModeNode as unknown as (this: Node, c: NodeDef) => void);

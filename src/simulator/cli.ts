@@ -54,6 +54,11 @@ async function main(): Promise<void> {
 }
 
 void main().catch((err) => {
+  const e = err as NodeJS.ErrnoException & { port?: number };
+  if (e.code === 'EADDRINUSE') {
+    process.stderr.write(`iotgw-simulator: port ${e.port ?? ''} is already in use; choose another with --port N (--port 0 picks a free one)\n`);
+    process.exit(1);
+  }
   process.stderr.write(`iotgw-simulator: ${(err as Error).message}\n`);
   process.exit(1);
 });
