@@ -78,6 +78,7 @@ describe('real-service edges of the terminal gateway (issue 13)', function () {
       n.get('mode').receive({ payload: T1 });
       await until(() => caught.length === 1, 10000, 'the error');
       assert.equal(caught[0].error.code, 'RATE_LIMITED');
+      assert.match(caught[0].error.message, /ErrorID 24579/);
       assert.equal(sim.server.callsTo('terminal/mode').length, 3);
       assert.equal(sim.terminal.counters.submitted, 0);
     });

@@ -455,7 +455,11 @@ export class ApiClient {
           continue;
         }
         if (status < 300) {
-          throw new GatewayError('RATE_LIMITED', `${where}: HTTP ${status} with a "rate exceeded" error, gave up after ${attempt + 1} attempts; lower the rate or the rate-limit settings of the config node`, { statusCode: status });
+          const errorId = (res.body as { ErrorID?: unknown } | null)?.ErrorID;
+          throw new GatewayError('RATE_LIMITED', `${where}: HTTP ${status} with a "rate exceeded" error${typeof errorId === 'number' ? ` (ErrorID ${errorId})` : ''}, gave up after ${attempt + 1} attempts; lower the rate or the rate-limit settings of the config node`, {
+            statusCode: status,
+            errorId: typeof errorId === 'number' ? errorId : undefined,
+          });
         }
         throw this.errorFor(res, spec, `gave up after ${attempt + 1} attempts`, authHeaders);
       }
