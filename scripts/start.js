@@ -126,7 +126,8 @@ async function startDev(options = {}) {
   const flowFile = path.join(o.userDir, 'flows.json');
   const firstStart = !fs.existsSync(flowFile);
 
-  const sim = await startSimulator({ port: o.simPort, host: o.host });
+  // Terminals report from-mobile messages every 5 s, so data arrives within seconds.
+  const sim = await startSimulator({ port: o.simPort, host: o.host, messages: { reportEveryMs: 5000 } });
   const nrPath = o.nodeRedPath ? path.resolve(o.nodeRedPath) : path.dirname(require.resolve('node-red/package.json'));
   const RED = require(nrPath);
   const express = require(require.resolve('express', { paths: [nrPath] }));
