@@ -217,7 +217,7 @@ export class MobileMessages {
     sim.route('POST', new RegExp(`^${v}/submit/messages$`), 'terminal/messages', (r) => this.gw.guard(r, 'SEND', () => this.submit(r)));
     sim.route('GET', new RegExp(`^${v}/get/re_messages$`), 'terminal/re_messages', (r) => this.gw.guard(r, 'GET', (acct) => this.reMessages(r, acct)));
     sim.route('POST', /^\/_sim\/from-mobile$/, '_sim/from-mobile', (r) => {
-      let b: Record<string, unknown> = {};
+      let b: Record<string, unknown>;
       try {
         b = r.text.trim() ? (JSON.parse(r.text) as Record<string, unknown>) : {};
       } catch {
