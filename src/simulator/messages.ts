@@ -21,6 +21,7 @@
  */
 import type { SimServer, SimReply, SimRequest } from './server';
 import { json } from './server';
+import { DEFAULT_FEED_PAGING, FeedLog, formatUtc as utc, pageFeed, parseUtc as parseSec } from './feed';
 import type { TerminalGateway, Terminal } from './terminal';
 import type { CmfField } from '../lib/cmf';
 
@@ -34,7 +35,7 @@ export interface MobileOptions {
   /** Each online terminal reports every this many ms; 0 = off. */
   reportEveryMs: number;
   /** An empty reply's NextFromUTC: null (default) or "" (both seen on the real service). */
-  emptyNext: 'null' | 'empty';
+  emptyNext: 'null' | 'empty' | 'from';
   /** Leave out RawPayload (or Payload) of generated messages ("either may be missing"). */
   omit: 'none' | 'raw' | 'payload';
 }
@@ -66,16 +67,6 @@ export interface FromMobile {
 }
 
 const ERR = { INVALID_DESTINATION: 101, TOO_MANY_MESSAGES: 104, INVALID_REQUEST: 105, INVALID_FROM_UTC: 108 };
-
-function utc(sec: number): string {
-  return new Date(sec * 1000).toISOString().slice(0, 19).replace('T', ' ');
-}
-function parseSec(s: string): number | undefined {
-  const m = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/.exec(s);
-  if (!m) return undefined;
-  const t = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!);
-  return Number.isNaN(t) ? undefined : Math.floor(t / 1000);
-}
 
 /** A position report: the CMF fields and the bytes they come from. */
 export function positionReport(lat: number, lon: number, speed: number, heading: number, fix: 'Valid' | 'Invalid'): { fields: CmfField[]; raw: Buffer } {
@@ -130,8 +121,8 @@ export function sensorReport(temps: number[], battery: number, door: boolean, la
 
 export class MobileMessages {
   options: MobileOptions = { ...DEFAULT_MOBILE_OPTIONS };
-  /** From-mobile messages, in (sec, ID) order. */
-  readonly fromMobile: FromMobile[] = [];
+  /** From-mobile messages in time order (the strict paging of ./feed.ts). */
+  readonly fromMobile = new FeedLog<FromMobile>();
   /** General to-mobile messages accepted (for tests). */
   readonly toMobile: Array<{ ID: bigint; DestinationID: string; item: Record<string, unknown> }> = [];
   readonly counters = { fromMobileServed: 0, generalSubmitted: 0, generalRejected: 0 };
@@ -160,9 +151,7 @@ export class MobileMessages {
   /** Adds one from-mobile message (kept in (sec, ID) order). */
   add(m: Omit<FromMobile, 'ID' | 'visibleAt'> & { visibleAt?: number; ID?: bigint }): FromMobile {
     const rec: FromMobile = { ...m, ID: m.ID ?? this.nextId++, visibleAt: m.visibleAt ?? m.sec * 1000 };
-    let i = this.fromMobile.length;
-    while (i > 0 && (this.fromMobile[i - 1]!.sec > rec.sec || (this.fromMobile[i - 1]!.sec === rec.sec && this.fromMobile[i - 1]!.ID > rec.ID))) i--;
-    this.fromMobile.splice(i, 0, rec);
+    this.fromMobile.add(rec);
     return rec;
   }
 
@@ -234,7 +223,7 @@ export class MobileMessages {
         lateAfterMs: b.lateAfterMs === undefined ? undefined : Number(b.lateAfterMs),
         mobileId: typeof b.mobileId === 'string' ? b.mobileId : undefined,
       });
-      return json(200, { seeded: count, ...out, total: this.fromMobile.length });
+      return json(200, { seeded: count, ...out, total: this.fromMobile.items.length });
     });
   }
 
@@ -244,23 +233,16 @@ export class MobileMessages {
     if (fromSec === undefined) return json(200, { ErrorID: ERR.INVALID_FROM_UTC, NextFromUTC: null, Messages: null });
     const now = this.gw.now();
     const withRaw = (r.query.get('IncludeRawPayload') ?? 'true').toLowerCase() !== 'false';
-    const cap = this.options.maxMessages;
-    // Inclusive FromUTC: binary search the first message at or after its second.
-    let lo = 0;
-    let hi = this.fromMobile.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.fromMobile[mid]!.sec < fromSec) lo = mid + 1;
-      else hi = mid;
-    }
-    const out: FromMobile[] = [];
-    for (let i = lo; i < this.fromMobile.length && out.length < cap; i++) {
-      const m = this.fromMobile[i]!;
-      if (m.account !== account || m.visibleAt > now) continue;
-      out.push(m);
-    }
+    const page = pageFeed(
+      this.fromMobile.from(fromSec),
+      from,
+      fromSec,
+      Math.floor(now / 1000),
+      { ...DEFAULT_FEED_PAGING, maxPerReply: this.options.maxMessages, emptyNextFromUTC: this.options.emptyNext },
+      (m) => m.account === account && m.visibleAt <= now,
+    );
+    const out = page.items;
     this.counters.fromMobileServed += out.length;
-    const last = out[out.length - 1];
     const messages = out.map((m) => {
       const rec: Record<string, unknown> = {
         ID: m.ID,
@@ -277,11 +259,7 @@ export class MobileMessages {
       rec.AccountID = m.account;
       return rec;
     });
-    return json(200, {
-      ErrorID: 0,
-      NextFromUTC: last ? utc(last.sec) : this.options.emptyNext === 'empty' ? '' : null,
-      Messages: messages,
-    });
+    return json(200, { ErrorID: 0, NextFromUTC: page.NextFromUTC, Messages: messages });
   }
 
   private submit(r: SimRequest): SimReply {
