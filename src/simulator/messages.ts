@@ -283,7 +283,8 @@ export class MobileMessages {
         if (userId !== undefined) e.UserMessageID = userId;
         return e;
       };
-      const term = this.gw.terminals.get(dest);
+      let term = this.gw.terminals.get(dest);
+      if (!term && this.gw.options.acceptUnknownTerminals && /^\d{8}SKY[0-9A-F]{4}$/.test(dest)) term = this.gw.addTerminal({ id: dest });
       if (!term) return fail(ERR.INVALID_DESTINATION);
       const hasRaw = it.RawPayload !== undefined && it.RawPayload !== null;
       const hasPayload = it.Payload !== undefined && it.Payload !== null;
