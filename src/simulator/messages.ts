@@ -126,7 +126,7 @@ export class MobileMessages {
   /** General to-mobile messages accepted (for tests). */
   readonly toMobile: Array<{ ID: bigint; DestinationID: string; item: Record<string, unknown> }> = [];
   readonly counters = { fromMobileServed: 0, generalSubmitted: 0, generalRejected: 0 };
-  private nextId = 5_000_000_000n;
+  nextId = 5_000_000_000n;
   private timer: NodeJS.Timeout | undefined;
   private lastReport = 0;
   private seq = 0;
