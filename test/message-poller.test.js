@@ -118,4 +118,46 @@ describe('iotgw-message-poller: from-mobile messages', function () {
     assert.equal('raw' in out[0], false);
     assert.equal(typeof out[0].fields.latitude, 'number');
   });
+
+  it('shares the account GET budget with the status poller: no 429, the second waits for the window', async function () {
+    await sim.close();
+    const { startSimulator } = require('../dist/simulator');
+    sim = await startSimulator({ terminal: { rateLimitCalls: 2, rateLimitWindowMs: 60000, maxConcurrent: 0 } });
+    const now = Math.floor(Date.now() / 1000);
+    sim.terminal.mobile.seed({ count: 1200, perSecond: 10, startSec: now - 200 });
+    const n = await load([
+      gatewayNode(sim, { rateLimitCalls: 2, rateLimitWindowSeconds: 60 }),
+      poller({ startFrom: '-1h' }),
+      { id: 'status', type: 'iotgw-status-poller', gateway: 'gw', intervalSeconds: 3600, startFrom: '', output: 'batch', contextStore: '', autoStart: true, wires: [[]] },
+      { id: 'out', type: 'helper' },
+      ...catchAll(),
+    ]);
+    const out = collect(n.get('out'));
+    await new Promise((r) => setTimeout(r, 1500));
+    const gets = sim.server.callsTo('terminal/re_messages').length + sim.server.callsTo('terminal/status').length;
+    assert.equal(gets, 2, 'two GET-group calls in the window, over both pollers');
+    assert.equal(sim.server.calls.filter((c) => c.status === 429).length, 0, 'no 429: the budget is counted before calling');
+    assert.ok(out.length >= 500 && out.length < 1200, `${out.length} messages: the rest waits for the window`);
+  });
+
+  it('control input: {fromUTC} moves the mark (messages come again from there); bad control input is BAD_INPUT', async function () {
+    const now = Math.floor(Date.now() / 1000);
+    sim.terminal.mobile.seed({ count: 20, perSecond: 10, startSec: now - 30 });
+    const n = await load(flow({ autoStart: false }));
+    const out = collect(n.get('out'));
+    const caught = collect(n.get('caught'));
+    n.get('poller').receive({ payload: 'poll' });
+    await until(() => out.length === 20);
+    n.get('poller').receive({ payload: 'poll' });
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(out.length, 20, 'a second poll emits nothing again');
+    n.get('poller').receive({ payload: { fromUTC: utc(now - 29) } });
+    await new Promise((r) => setTimeout(r, 100));
+    n.get('poller').receive({ payload: 'poll' });
+    await until(() => out.length === 30, 3000, 'the second second again');
+    n.get('poller').receive({ payload: { fromUTC: 'yesterday' } });
+    await until(() => caught.length === 1);
+    assert.equal(caught[0].error.code, 'BAD_INPUT');
+    assert.match(caught[0].error.message, /msg\.payload\.fromUTC/);
+  });
 });
