@@ -200,8 +200,13 @@ export default function register(RED: NodeAPI): void {
       const problems: string[] = [];
       const d: ItemDefaults = { ...settings };
       // msg-level overrides of the node's settings (an item's own fields win over both).
+      const ranges = { TransportType: [0, 2], MessageLifetime: [1, 720], MessageClass: [1, 3] } as const;
       for (const [k, m] of [['TransportType', 'transportType'], ['MessageLifetime', 'messageLifetime'], ['MessageClass', 'messageClass']] as const) {
-        if (msg[m] !== undefined && msg[m] !== null) d[k] = msg[m] as number;
+        const v = msg[m];
+        if (v === undefined || v === null) continue;
+        const [lo, hi] = ranges[k];
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) throw badInput(`msg.${m}`, `must be a whole number from ${lo} to ${hi}, not ${showValue(v)}`);
+        d[k] = v;
       }
       for (const k of ['TransportType', 'MessageLifetime', 'MessageClass'] as const) {
         if (Number.isNaN(d[k])) throw badInput(k, 'the node setting is not a number; open the node and fix it');
