@@ -115,6 +115,15 @@ if (!chromium) {
       await page.mouse.move(5, 5);
     }
 
+    it('iotgw-status-poller: Start from refuses a time that is no real date (2026-13-45 99:00:00)', async function () {
+      const r = await page.evaluate(() => {
+        const v = RED.nodes.getType('iotgw-status-poller').defaults.startFrom.validate;
+        const node = { _: (k) => k };
+        return ['2026-13-45 99:00:00', '2026-02-30 00:00:00', '2026-02-28 23:59:59', '-24h', ''].map((s) => v.call(node, s, {}) === true);
+      });
+      assert.deepEqual(r, [false, false, true, true, true]);
+    });
+
     it('loads every node type of package.json into the editor', function () {
       const missing = types.filter((t) => !defs[t]);
       assert.deepStrictEqual(missing, [], `not registered in the editor: ${missing.join(', ')}\n${nr.log().slice(-2000)}`);

@@ -15,6 +15,8 @@
  * - a full reply that does not move the mark forward (all in one second, or `NextFromUTC`
  *   null, empty or not later than `FromUTC`) never loops: what is new is emitted, the mark
  *   steps one second past, and `onCrowded` is told once (the second, how many fetched);
+ *   the poll goes on at once only if that reply brought a new record, else at the next poll;
+ * - records older than `FromUTC` (the service should send none) are never emitted;
  * - an empty reply keeps the mark; a malformed `NextFromUTC` rejects with BAD_RESPONSE,
  *   emits nothing and keeps the mark;
  * - `reset(fromUtc)` wins over a poll in flight: it bumps the generation, and a reply to a
@@ -65,8 +67,11 @@ export interface FeedReaderOptions<R> {
   pageSize: number;
   /** The first mark when the store has none (fixed by the caller when it starts). */
   startFrom: string;
-  /** Called synchronously with the new records of one reply, before the mark is written. */
-  emit: (records: R[], info: FeedEmitInfo) => void;
+  /**
+   * Called with the new records of one reply; the mark is written after it returns (or
+   * after its promise resolves: a caller can let what it sent be delivered first).
+   */
+  emit: (records: R[], info: FeedEmitInfo) => void | Promise<void>;
   /** A full reply did not move the mark: the reader stepped past `second`. */
   onCrowded?: (info: CrowdedSecond) => void;
   /** Fencing token passed to `store.save` (from a FeedLease), when there is one. */
@@ -91,6 +96,8 @@ export class FeedReader<R> {
   private state: FeedMark | undefined;
   private writes: Promise<unknown> = Promise.resolve();
   private running: Promise<PollResult> | undefined;
+  /** True while the mark is the start mark, not yet written (the first reply writes it). */
+  private unsaved = false;
 
   constructor(options: FeedReaderOptions<R>) {
     if (parseUtcSeconds(options.startFrom) === undefined) throw badInput('startFrom', `"${String(options.startFrom).slice(0, 30)}" is not a real UTC time as yyyy-MM-dd HH:mm:ss`);
@@ -114,6 +121,7 @@ export class FeedReader<R> {
       }
     } else if (!this.state) {
       this.state = { fromUtc: this.o.startFrom, seen: [], generation: this.generation };
+      this.unsaved = true;
     }
     return this.state!;
   }
@@ -138,8 +146,13 @@ export class FeedReader<R> {
    */
   async reset(fromUtc: string): Promise<FeedMark> {
     if (parseUtcSeconds(fromUtc) === undefined) throw badInput('fromUTC', 'must be a real UTC time as yyyy-MM-dd HH:mm:ss');
+    // Bumped at once, so a reply arriving from now on is dropped; then above any
+    // generation the store holds (another instance's reset, with a shared store).
     this.generation++;
+    const stored = await this.o.store.load(this.o.feed);
+    if (stored && Number.isInteger(stored.generation) && stored.generation >= this.generation) this.generation = stored.generation + 1;
     const mark: FeedMark = { fromUtc, seen: [], generation: this.generation };
+    this.unsaved = false;
     this.state = mark;
     await this.write(mark);
     return { ...mark };
@@ -188,12 +201,14 @@ export class FeedReader<R> {
 
     const seen = new Set(state.seen);
     const fresh: R[] = [];
-    for (const r of records) {
+    records.forEach((r, i) => {
+      // A record before the mark's second was read before (the service should not send it).
+      if (secs[i]! < fromSec) return;
       const k = this.o.key(r);
-      if (seen.has(k)) continue;
+      if (seen.has(k)) return;
       seen.add(k);
       fresh.push(r);
-    }
+    });
 
     const full = records.length >= this.o.pageSize;
     let crowded: CrowdedSecond | undefined;
@@ -212,13 +227,19 @@ export class FeedReader<R> {
     });
     const next: FeedMark = { fromUtc: formatUtcSeconds(markSec), seen: [...keep], generation: gen };
 
-    if (fresh.length) this.o.emit(fresh, { fromUtc: from, nextFromUtc: next.fromUtc, fetched: records.length });
+    if (fresh.length) await this.o.emit(fresh, { fromUtc: from, nextFromUtc: next.fromUtc, fetched: records.length });
     if (crowded) this.o.onCrowded?.(crowded);
-    const changed = next.fromUtc !== state.fromUtc || next.seen.length !== state.seen.length || next.seen.some((k, i) => k !== state.seen[i]);
+    // The start mark is written with the first reply, so that "now" stays the node's first
+    // start even if nothing comes before a restart.
+    const changed = this.unsaved || next.fromUtc !== state.fromUtc || next.seen.length !== state.seen.length || next.seen.some((k, i) => k !== state.seen[i]);
     if (changed) {
       this.state = next;
+      this.unsaved = false;
       await this.write(next);
     }
+    // After stepping past a second, go on at once only if the reply brought something new;
+    // otherwise the next poll goes on (never a run of requests that bring nothing).
+    if (crowded) return { emitted: fresh.length, more: fresh.length > 0 };
     return { emitted: fresh.length, more: full };
   }
 

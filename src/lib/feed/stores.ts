@@ -77,8 +77,14 @@ export class FileMarkStore implements MarkStore {
     } finally {
       await fh.close();
     }
+    const created = !this.cache.has(feed) || this.cache.get(feed) === undefined;
     await fsp.rename(tmp, target);
-    // The rename itself reaches the disk with the folder's fsync.
+    this.cache.set(feed, copyMark(mark));
+    // The file's content is on disk before the rename, so the file is never torn. The
+    // folder is synced once, when the file is new: later, a power cut can at worst leave
+    // the previous mark in place (records repeat, none is skipped); a SIGKILL leaves the
+    // rename in the kernel's hands, which completes it.
+    if (!created) return;
     try {
       const d = await fsp.open(this.dir, 'r');
       try {
@@ -89,7 +95,6 @@ export class FileMarkStore implements MarkStore {
     } catch {
       /* some file systems cannot fsync a folder: the rename is still atomic */
     }
-    this.cache.set(feed, copyMark(mark));
   }
 
   /** Removes a feed's file (a deleted node). */
