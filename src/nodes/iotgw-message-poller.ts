@@ -99,10 +99,19 @@ function contextStores(RED: NodeAPI): string[] | undefined {
   }
 }
 
-const STORE_NS = '@iotgateway/node-red-gateway/iotgw-message-poller:iotgw-message-poller.';
-function tp(RED: NodeAPI, key: string, vars?: Record<string, string | number>): string {
-  const out = RED._(STORE_NS + key, vars);
-  return out === STORE_NS + key || out === key ? key : out;
+const NS = '@iotgateway/node-red-gateway/iotgw-message-poller:iotgw-message-poller.';
+/** English texts for when the node's catalogue is not loaded (an embedded runtime, tests). */
+const EN: Record<string, string> = {
+  'status.mark': 'at __mark__ UTC · __behind__ behind · __count__ new',
+  'status.missingStore': 'no context store "__store__"',
+  'warn.missingStore': 'context store "__store__" is not configured in settings.js (contextStorage): the mark is kept in __used__ instead',
+  'warn.crowded':
+    'the second __second__ filled a whole reply (__fetched__ of its messages fetched): any more messages of that second cannot be fetched; polling goes on from the next second',
+};
+function tp(RED: NodeAPI, key: string, vars: Record<string, string | number> = {}): string {
+  const out = RED._(NS + key, vars);
+  if (out !== NS + key && out !== key && !out.endsWith(key)) return out;
+  return (EN[key] ?? key).replace(/__(\w+)__/g, (m, k: string) => (k in vars ? String(vars[k]) : m));
 }
 
 export default function register(RED: NodeAPI): void {
@@ -201,7 +210,7 @@ export default function register(RED: NodeAPI): void {
         },
         emit: (records, info) => {
           const out = records.filter(keep).map(decorate);
-          if (!out.length) return;
+          if (!out.length) return undefined;
           if (batchMode) {
             node.send({
               topic: 'fromMobileMessages',
@@ -220,15 +229,12 @@ export default function register(RED: NodeAPI): void {
               node.send(msg as NodeMessage);
             }
           }
+          // Let Node-RED deliver what was just sent before the mark moves past it (and
+          // before the next reply is fetched: bounded memory).
+          return new Promise<void>((resolve) => setImmediate(resolve));
         },
         onCrowded: ({ second, fetched }) => {
-          const text = tp(RED, 'warn.crowded', { second, fetched, next: second });
-          // Outside a full runtime the catalogue may be missing: say it in English then.
-          node.warn(
-            text === 'warn.crowded'
-              ? `the second ${second} filled a whole reply (${fetched} of its messages fetched): any more messages of that second cannot be fetched; polling goes on from the next second`
-              : text,
-          );
+          node.warn(tp(RED, 'warn.crowded', { second, fetched, next: second }));
         },
       });
     } catch (err) {
@@ -238,16 +244,15 @@ export default function register(RED: NodeAPI): void {
     const markStatus = (): NodeStatus => {
       const m = reader instanceof FeedReader ? reader.mark : undefined;
       const sec = m ? parseUtcSeconds(m.fromUtc) : undefined;
-      if (storeWarning) {
-        return { fill: 'yellow', shape: 'ring', text: tp(RED, 'status.missingStore', { store: storeWarning }) };
-      }
+      // A missing store stays in sight (yellow) for as long as the node runs.
+      const missing = storeWarning ? `${tp(RED, 'status.missingStore', { store: storeWarning })} · ` : '';
+      const fill = storeWarning ? ('yellow' as const) : undefined;
       if (!lastOk || sec === undefined) {
-        return running
-          ? { fill: 'grey', shape: 'ring', text: t(RED, 'status.waiting') }
-          : { fill: 'grey', shape: 'ring', text: t(RED, 'status.stopped') };
+        const text = missing + (running ? t(RED, 'status.waiting') : t(RED, 'status.stopped'));
+        return { fill: fill ?? 'grey', shape: 'ring', text };
       }
-      const text = tp(RED, 'status.mark', { mark: m!.fromUtc, behind: behindText(Date.now() - sec * 1000), count: lastOk.count });
-      return { fill: 'green', shape: 'dot', text };
+      const text = missing + tp(RED, 'status.mark', { mark: m!.fromUtc, behind: behindText(Date.now() - sec * 1000), count: lastOk.count });
+      return { fill: fill ?? 'green', shape: fill ? 'ring' : 'dot', text };
     };
 
     const report = (err: GatewayError | undefined) => {
