@@ -174,7 +174,8 @@ async function startDev(options = {}) {
   const firstStart = !fs.existsSync(flowFile);
 
   // The simulator's control routes have no auth: never served beyond this machine.
-  const sim = await startSimulator({ port: o.simPort, host: '127.0.0.1' });
+  // Terminals report from-mobile messages every 5 s, so data arrives within seconds.
+  const sim = await startSimulator({ port: o.simPort, host: '127.0.0.1', messages: { reportEveryMs: 5000 } });
   const nrPath = nrDir;
   const RED = require(nrPath);
   const express = require(require.resolve('express', { paths: [nrPath] }));

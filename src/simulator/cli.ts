@@ -15,6 +15,7 @@ function usage(): never {
   --retry-after        send Retry-After on 429 replies
   --backlog N          seed N closed status records in the past
   --next-id N          first message ID (e.g. 9223372036854775800)
+  --reports-every S    each online terminal sends a from-mobile report every S seconds (default 5; 0 = off)
   --accept-unknown     accept any prime-ID-shaped destination as an online IDP terminal
 `);
   process.exit(0);
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
       retryAfter: args.includes('--retry-after'),
       acceptUnknownTerminals: args.includes('--accept-unknown'),
     },
+    messages: { reportEveryMs: Number(opt('--reports-every') ?? 5) * 1000 },
   });
   const nextId = opt('--next-id');
   if (nextId) sim.terminal.setNextId(nextId);

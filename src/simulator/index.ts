@@ -12,11 +12,14 @@ import { SimServer, json, faultFromJson, type Fault } from './server';
 import { TerminalGateway, type TerminalOptions } from './terminal';
 import { parseJson } from '../lib/int64';
 import { AREAS } from './areas';
+import type { MobileOptions } from './messages';
 
 export interface SimulatorOptions {
   port?: number;
   host?: string;
   terminal?: Partial<TerminalOptions>;
+  /** From-mobile and general messages (messages.ts); `reportEveryMs` > 0 makes terminals report. */
+  messages?: Partial<MobileOptions>;
   /** Extra reply latency in ms for every call. */
   latencyMs?: number;
 }
@@ -33,6 +36,7 @@ export class Simulator {
   constructor(readonly options: SimulatorOptions & Record<string, unknown> = {}) {
     this.terminal = new TerminalGateway(options.terminal);
     this.server.latencyMs = options.latencyMs ?? 0;
+    if (options.messages) this.terminal.mobile.configure(options.messages);
     this.terminal.mount(this.server);
     this.server.actions.expireTokens = () => this.terminal.expireTokens();
     for (const f of AREAS) {

@@ -13,6 +13,7 @@
 import type { SimServer, SimReply, SimRequest } from './server';
 import { SimWindow, json } from './server';
 import { INT64_MAX } from '../lib/int64';
+import { MobileMessages } from './messages';
 import { FeedLog, formatUtc, pageFeed, parseUtc } from './feed';
 
 export { formatUtc, parseUtc };
@@ -266,11 +267,13 @@ export class TerminalGateway {
       this.ticker = setInterval(() => this.tick(), 50);
       this.ticker.unref();
     }
+    this.mobile.start();
   }
 
   stop(): void {
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = undefined;
+    this.mobile.stop();
   }
 
   private nowSec(): number {
@@ -352,6 +355,7 @@ export class TerminalGateway {
     at('POST', 'terminal/mode', 'terminal/mode', (r) => this.guard(r, 'SEND', () => this.submitMode(r)));
     at('POST', 'submit/cancellations', 'terminal/cancel', (r) => this.guard(r, 'SEND', () => this.cancel(r)));
     at('GET', 'get/subaccounts/fw_status_updates', 'terminal/status', (r) => this.guard(r, 'GET', (acct) => this.statusUpdates(r, acct), true));
+    this.mobile.mount(sim, at);
     at('GET', 'info/service', 'terminal/info', (r) =>
       this.guard(r, undefined, () => json(200, { ErrorID: 0, Version: '1.0.0', ErrorCodes: r.query.get('GetErrorCodes') === 'true' ? CATALOGUE : null })),
     );
@@ -401,7 +405,28 @@ export class TerminalGateway {
     return undefined;
   }
 
-  private async guard(r: SimRequest, group: 'SEND' | 'GET' | undefined, handle: (account: string) => SimReply | Promise<SimReply>, superOnly = false): Promise<SimReply> {
+  /** General to-mobile and from-mobile messages (messages.ts). */
+  readonly mobile = new MobileMessages(this);
+
+  /**
+   * A to-mobile message accepted for `term` (general messages, messages.ts): its ID. Its
+   * status records follow as for mode messages, so the tracker and status poller see it.
+   */
+  acceptMessage(term: Terminal): bigint {
+    const now = this.now();
+    const id = this.nextId;
+    this.nextId = this.nextId >= INT64_MAX ? 1n : this.nextId + 1n;
+    const m: Message = { id, account: term.account, terminal: term.id, mode: term.mode, wakeup: term.wakeup, createdAt: now, createSec: Math.floor(now / 1000), state: STATE.SUBMITTED, closed: false };
+    this.messages.set(id.toString(), m);
+    this.record(m);
+    this.pendingTransitions.push({ at: now + this.options.sendingAfterMs, id: id.toString(), to: 'sending' });
+    this.pendingTransitions.push({ at: now + (term.online ? this.options.receivedAfterMs : this.options.offlineTimeoutMs), id: id.toString(), to: 'final' });
+    this.counters.submitted++;
+    return id;
+  }
+
+  /** Auth, service limit, concurrency cap and the throttle group's window (also used by messages.ts). */
+  async guard(r: SimRequest, group: 'SEND' | 'GET' | undefined, handle: (account: string) => SimReply | Promise<SimReply>, superOnly = false): Promise<SimReply> {
     const account = this.authenticate(r);
     if (!account) {
       this.counters.unauthorized++;
