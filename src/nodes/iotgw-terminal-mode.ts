@@ -13,7 +13,6 @@ import { describeType, int64Key, int64Out, showValue, toInt64 } from '../lib/int
 import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg, nodeAbortController } from '../lib/node-kit';
 import { matchByKey, parseReply, sameDestination, submitReply, type SubmitResult } from '../lib/terminal-api';
 import { isGateway, joinProblems } from '../lib/guards';
-import type { GatewayNode } from '../lib/account/config-nodes';
 
 export interface TerminalModeConfig extends NodeDef {
   gateway: string;
