@@ -22,7 +22,27 @@
 import type { SimServer, SimReply, SimRequest } from './server';
 import { json } from './server';
 import { DEFAULT_FEED_PAGING, FeedLog, formatUtc as utc, pageFeed, parseUtc as parseSec } from './feed';
-import type { TerminalGateway, Terminal } from './terminal';
+
+/** A terminal as this area sees it (the terminal gateway's own record fits). */
+export interface Terminal {
+  id: string;
+  family: 'IDP' | 'OGx';
+  online: boolean;
+  account: string;
+}
+
+/**
+ * What this area needs of the terminal gateway it is mounted on. An interface rather than an
+ * import of TerminalGateway, which imports this file: no import circle in the simulator.
+ */
+export interface TerminalHost {
+  now: () => number;
+  terminals: Map<string, Terminal>;
+  options: { acceptUnknownTerminals: boolean };
+  addTerminal(t: { id: string }): Terminal;
+  acceptMessage(term: Terminal): bigint;
+  guard(r: SimRequest, group: 'SEND' | 'GET' | undefined, handle: (account: string) => SimReply | Promise<SimReply>, superOnly?: boolean): Promise<SimReply>;
+}
 import type { CmfField } from '../lib/cmf';
 
 export interface MobileOptions {
@@ -131,7 +151,7 @@ export class MobileMessages {
   private lastReport = 0;
   private seq = 0;
 
-  constructor(private readonly gw: TerminalGateway) {}
+  constructor(private readonly gw: TerminalHost) {}
 
   configure(o: Partial<MobileOptions>): void {
     this.options = { ...this.options, ...o };
