@@ -148,14 +148,19 @@ export class FeedReader<R> {
     if (parseUtcSeconds(fromUtc) === undefined) throw badInput('fromUTC', 'must be a real UTC time as yyyy-MM-dd HH:mm:ss');
     // Bumped at once, so a reply arriving from now on is dropped; then above any
     // generation the store holds (another instance's reset, with a shared store).
+    // The new mark is in place at once too: a poll that goes on asks from it.
     this.generation++;
-    const stored = await this.o.store.load(this.o.feed);
-    if (stored && Number.isInteger(stored.generation) && stored.generation >= this.generation) this.generation = stored.generation + 1;
-    const mark: FeedMark = { fromUtc, seen: [], generation: this.generation };
     this.unsaved = false;
-    this.state = mark;
+    this.state = { fromUtc, seen: [], generation: this.generation };
+    const mine = this.generation;
+    const stored = await this.o.store.load(this.o.feed);
+    if (this.generation === mine && stored && Number.isInteger(stored.generation) && stored.generation >= this.generation) {
+      this.generation = stored.generation + 1;
+      this.state = { fromUtc, seen: [], generation: this.generation };
+    }
+    const mark = this.state;
     await this.write(mark);
-    return { ...mark };
+    return { ...mark, seen: [...mark.seen] };
   }
 
   private async drain(signal: AbortSignal): Promise<PollResult> {
