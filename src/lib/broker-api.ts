@@ -10,8 +10,8 @@ import { GatewayError, badInput } from './errors';
 import { describeType, showValue, toInt64 } from './int64';
 import { isPlainObject } from './node-kit';
 import type { ApiResponse, Query, RequestSpec } from './http';
-import type { GatewayNode } from '../nodes/iotgw-gateway';
-import { joinProblems } from '../nodes/iotgw-terminal-mode';
+import type { GatewayNode } from './account/config-nodes';
+import { joinProblems } from './guards';
 
 /** A status text from the node's own catalogue, or the English fallback outside a full runtime. */
 export function say(RED: NodeAPI, key: string, fallback: string, vars?: Record<string, string | number>): string {

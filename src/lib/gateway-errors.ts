@@ -1,6 +1,6 @@
 /** ErrorID handling of area (a) replies, with names from the account's catalogue. */
 import { GatewayError } from './errors';
-import type { GatewayNode } from '../nodes/iotgw-gateway';
+import type { GatewayNode } from './account/config-nodes';
 
 /** A top-level ErrorID > 0 fails the whole call with GATEWAY_ERROR. */
 export async function throwOnCallError(g: GatewayNode, errorId: number | null | undefined, where: string, statusCode: number, signal: AbortSignal): Promise<void> {

@@ -46,6 +46,8 @@ export interface ClientOptions {
   maxRetryWaitMs?: number;
   /** Base of the exponential backoff for calls without a group window. */
   backoffBaseMs?: number;
+  /** The gates of the account's rate budget (account/memory/rate-budget.ts); default: own ones. */
+  gates?: { concurrency: Semaphore; limiters: Map<string, SlidingWindowLimiter> };
 }
 
 export interface AuthProvider {
@@ -218,12 +220,12 @@ function isJsonType(ct: string | undefined): boolean {
 }
 
 export class ApiClient {
-  readonly options: Required<Omit<ClientOptions, 'tls' | 'groups' | 'defaultGroup'>> &
+  readonly options: Required<Omit<ClientOptions, 'tls' | 'groups' | 'defaultGroup' | 'gates'>> &
     Pick<ClientOptions, 'tls' | 'groups' | 'defaultGroup'>;
   readonly base: URL;
   readonly stats: ClientStats = { requests: 0, retries: 0, rateLimited: 0, tokenFetches: 0 };
   private readonly dispatcher: Dispatcher;
-  private readonly limiters = new Map<string, SlidingWindowLimiter>();
+  private readonly limiters: Map<string, SlidingWindowLimiter>;
   private readonly concurrency: Semaphore;
   private closed = false;
 
@@ -253,8 +255,9 @@ export class ApiClient {
       connect,
       requestTls: connect,
     } as ConstructorParameters<typeof EnvHttpProxyAgent>[0]);
-    this.concurrency = new Semaphore(opts.maxConcurrent, this.options.maxQueue, `${opts.label}: concurrency`);
-    for (const [name, g] of Object.entries(opts.groups ?? {})) {
+    this.concurrency = opts.gates?.concurrency ?? new Semaphore(opts.maxConcurrent, this.options.maxQueue, `${opts.label}: concurrency`);
+    this.limiters = opts.gates?.limiters ?? new Map();
+    if (!opts.gates) for (const [name, g] of Object.entries(opts.groups ?? {})) {
       this.limiters.set(name, new SlidingWindowLimiter(g.calls, g.windowMs, this.options.maxQueue, `${opts.label}: ${name} rate limit`));
     }
   }

@@ -6,7 +6,7 @@
 import { Batcher } from './batcher';
 import type { Query } from './http';
 import { queryKey } from './node-kit';
-import type { GatewayNode } from '../nodes/iotgw-gateway';
+import type { GatewayNode } from './account/config-nodes';
 
 export type SendCall<I, R> = (g: GatewayNode, items: I[], query: Query, slot: () => void, signal: AbortSignal) => Promise<R[]>;
 

@@ -5,12 +5,14 @@
  * the account shares them, like the MQTT broker node shares one connection.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { ApiClient, checkBaseUrl, type ApiResponse, type Query } from '../lib/http';
+import { checkBaseUrl, type Query } from '../lib/http';
 import { StaticBearer } from '../lib/auth';
 import { tlsFromConfigNode } from '../lib/tls';
 import { GatewayError } from '../lib/errors';
 import { numberSetting, resolveCredential } from '../lib/node-kit';
 import { refuseTokenInQuery } from '../lib/app-api';
+import type { AppNode, AppSettings } from '../lib/account/config-nodes';
+import { createAccount } from '../lib/account/account';
 
 export interface AppConfig extends NodeDef {
   baseUrl: string;
@@ -22,27 +24,7 @@ export interface AppConfig extends NodeDef {
   tls?: string;
 }
 
-export interface AppCredentials {
-  authToken?: string;
-}
-
-export interface AppSettings {
-  baseUrl: string;
-  timeoutMs: number;
-  rateLimitCalls: number;
-  rateLimitWindowMs: number;
-  maxRetries: number;
-}
-
-export interface AppNode extends Node<AppCredentials> {
-  settings: AppSettings;
-  /** The account's shared client; throws BAD_INPUT when the config is invalid. */
-  client(): ApiClient;
-  /** GET `path` with the account's auth, limits and retries. */
-  get(path: string, query: Query, signal: AbortSignal): Promise<ApiResponse>;
-  register(user: Node): void;
-  deregister(user: Node): void;
-}
+export type { AppCredentials, AppSettings, AppNode } from '../lib/account/config-nodes';
 
 /** Requests in flight at once for one account. */
 const MAX_CONCURRENT = 3;
@@ -67,9 +49,7 @@ export function appSettings(config: AppConfig): AppSettings {
   };
 }
 
-export function isApp(n: unknown): n is AppNode {
-  return !!n && typeof (n as AppNode).client === 'function' && typeof (n as AppNode).get === 'function';
-}
+export { isApp } from '../lib/guards';
 
 export default function register(RED: NodeAPI): void {
   function IotgwAppNode(this: AppNode, rawConfig: AppConfig) {
@@ -87,41 +67,37 @@ export default function register(RED: NodeAPI): void {
 
     const tls = tlsFromConfigNode(RED, node, config.tls, `iotgw-app "${config.name || node.id}"`);
     const users = new Set<string>();
-    let client: ApiClient | undefined;
-    let auth: StaticBearer | undefined;
     let token = '';
+    const s = node.settings;
+    node.account = createAccount({
+      kind: 'app',
+      id: node.id,
+      label: `application API ${new URL(s.baseUrl).host}`,
+      baseUrl: s.baseUrl,
+      timeoutMs: s.timeoutMs,
+      maxConcurrent: MAX_CONCURRENT,
+      maxRetries: s.maxRetries,
+      groups: { [GROUP]: { calls: s.rateLimitCalls, windowMs: s.rateLimitWindowMs } },
+      defaultGroup: GROUP,
+      tls,
+      configError,
+      config: rawConfig as unknown as Record<string, unknown>,
+      auth: {
+        bearer: () => {
+          token = resolveCredential(RED, node, node.credentials?.authToken).trim();
+          if (!token) {
+            throw new GatewayError('BAD_INPUT', 'credentials: the iotgw-app config node has no auth token; set it (${ENV_VAR} works)', { field: 'credentials' });
+          }
+          return new StaticBearer(token, 'auth token');
+        },
+      },
+    });
 
-    node.client = () => {
-      if (configError) throw configError;
-      if (!client) {
-        const s = node.settings;
-        client = new ApiClient({
-          label: `application API ${new URL(s.baseUrl).host}`,
-          baseUrl: s.baseUrl,
-          timeoutMs: s.timeoutMs,
-          maxConcurrent: MAX_CONCURRENT,
-          maxRetries: s.maxRetries,
-          groups: { [GROUP]: { calls: s.rateLimitCalls, windowMs: s.rateLimitWindowMs } },
-          defaultGroup: GROUP,
-          tls,
-        });
-      }
-      return client;
-    };
-
-    const bearer = (): StaticBearer => {
-      if (auth) return auth;
-      token = resolveCredential(RED, node, node.credentials?.authToken).trim();
-      if (!token) {
-        throw new GatewayError('BAD_INPUT', 'credentials: the iotgw-app config node has no auth token; set it (${ENV_VAR} works)', { field: 'credentials' });
-      }
-      auth = new StaticBearer(token, 'auth token');
-      return auth;
-    };
+    node.client = () => node.account.client();
 
     node.get = (path: string, query: Query, signal: AbortSignal) => {
       const c = node.client();
-      const a = bearer();
+      const a = node.account.auth('bearer');
       refuseTokenInQuery(query, token);
       return c.request({ method: 'GET', path, query, auth: a, group: GROUP, idempotent: true, signal });
     };
@@ -134,12 +110,8 @@ export default function register(RED: NodeAPI): void {
     };
 
     node.on('close', (_removed: boolean, done: () => void) => {
-      const c = client;
-      client = undefined;
-      auth = undefined;
       token = '';
-      if (c) void c.close().then(() => done(), () => done());
-      else done();
+      void node.account.close().then(() => done(), () => done());
     });
   }
 

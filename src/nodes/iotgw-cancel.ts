@@ -10,7 +10,7 @@ import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, t
 import { SendPool } from '../lib/send-pool';
 import { nameErrors, throwOnCallError } from '../lib/gateway-errors';
 import { cancelReply, parseReply, type Cancellation } from '../lib/terminal-api';
-import { isGateway, joinProblems } from './iotgw-terminal-mode';
+import { isGateway, joinProblems } from '../lib/guards';
 
 export interface CancelConfig extends NodeDef {
   gateway: string;

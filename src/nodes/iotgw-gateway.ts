@@ -4,14 +4,15 @@
  * concurrency cap), its bearer token and the broker headers. Every node of the account
  * shares them, like the MQTT broker node shares one connection.
  */
-import { EventEmitter } from 'node:events';
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { ApiClient, checkBaseUrl, type AuthProvider } from '../lib/http';
+import { checkBaseUrl } from '../lib/http';
 import { tlsFromConfigNode } from '../lib/tls';
 import { ClientCredentialsBearer, StaticBearer, StaticHeaders } from '../lib/auth';
 import { GatewayError } from '../lib/errors';
 import { numberSetting, resolveCredential } from '../lib/node-kit';
 import { ErrorCatalogue } from '../lib/catalogue';
+import { createAccount } from '../lib/account/account';
+import type { GatewayCredentials, GatewayNode, GatewaySettings } from '../lib/account/config-nodes';
 
 export interface GatewayConfig extends NodeDef {
   baseUrl: string;
@@ -26,47 +27,7 @@ export interface GatewayConfig extends NodeDef {
   tls?: string;
 }
 
-export interface GatewayCredentials {
-  token?: string;
-  clientId?: string;
-  clientSecret?: string;
-  brokerClientId?: string;
-  brokerAccessToken?: string;
-}
-
-export interface GatewaySettings {
-  baseUrl: string;
-  apiVersion: string;
-  rateLimitCalls: number;
-  rateLimitWindowMs: number;
-  maxConcurrent: number;
-  maxBatchSize: number;
-  timeoutMs: number;
-  maxRetries: number;
-  maxQueue: number;
-}
-
-export interface GatewayNode extends Node<GatewayCredentials> {
-  settings: GatewaySettings;
-  /** The account's shared client; throws BAD_INPUT when the config is invalid. */
-  client(): ApiClient;
-  /** Bearer auth for endpoints 1 to 3 (static token or client credentials). */
-  bearerAuth(): AuthProvider;
-  /** `client_id` / `access_token` headers for the LoRaWAN and SMS endpoints. */
-  brokerAuth(): AuthProvider;
-  /** `/api/v{version}/<rest>` */
-  apiPath(rest: string): string;
-  catalogue: ErrorCatalogue;
-  /**
-   * Status records of the account, as its status pollers fetch them ('records', records)
-   * so that other nodes (the message tracker) use them without spending GET calls.
-   * `pollers` counts the status pollers feeding it.
-   */
-  statusFeed: EventEmitter;
-  pollers: Set<string>;
-  register(user: Node): void;
-  deregister(user: Node): void;
-}
+export type { GatewayCredentials, GatewaySettings, GatewayNode } from '../lib/account/config-nodes';
 
 /** Fills in properties that older saved flows may lack (tested in test/migrate.test.js). */
 export function migrateGatewayConfig(config: Partial<GatewayConfig>): GatewayConfig {
@@ -121,63 +82,57 @@ export default function register(RED: NodeAPI): void {
     const tls = tlsFromConfigNode(RED, node, config.tls, `iotgw-gateway "${config.name || node.id}"`);
 
     const cred = (k: keyof GatewayCredentials) => resolveCredential(RED, node, node.credentials?.[k]);
-    const users = new Set<string>();
-    let client: ApiClient | undefined;
-    let bearer: AuthProvider | undefined;
-
     node.apiPath = (rest: string) => `/api/v${node.settings.apiVersion}/${rest.replace(/^\/+/, '')}`;
+    const s = node.settings;
+    const limit = { calls: s.rateLimitCalls, windowMs: s.rateLimitWindowMs };
+    node.account = createAccount({
+      kind: 'gateway',
+      id: node.id,
+      label: `gateway ${new URL(s.baseUrl).host}`,
+      baseUrl: s.baseUrl,
+      timeoutMs: s.timeoutMs,
+      maxConcurrent: s.maxConcurrent,
+      maxRetries: s.maxRetries,
+      maxQueue: s.maxQueue,
+      groups: { SEND: limit, GET: limit },
+      tls,
+      configError,
+      principal: cred('clientId'),
+      config: rawConfig as unknown as Record<string, unknown>,
+      auth: {
+        bearer: () => {
+          const token = cred('token');
+          const id = cred('clientId');
+          const secret = cred('clientSecret');
+          if (id && secret) return new ClientCredentialsBearer(id, secret, node.apiPath('auth/token'));
+          if (token) return new StaticBearer(token, 'bearer token');
+          throw new GatewayError(
+            'BAD_INPUT',
+            'credentials: the config node has no bearer token and no client ID/secret; set one of them (${ENV_VAR} works)',
+            { field: 'credentials' },
+          );
+        },
+        broker: () => {
+          const id = cred('brokerClientId');
+          const token = cred('brokerAccessToken');
+          if (!id || !token) {
+            throw new GatewayError('BAD_INPUT', 'credentials: the LoRaWAN/SMS endpoints need the broker client ID and access token in the config node', {
+              field: 'credentials',
+            });
+          }
+          return new StaticHeaders({ client_id: id, access_token: token }, 'Check the broker client ID and access token in the config node\'s credentials.');
+        },
+      },
+    });
 
-    node.client = () => {
-      if (configError) throw configError;
-      if (!client) {
-        const s = node.settings;
-        const groups = { SEND: { calls: s.rateLimitCalls, windowMs: s.rateLimitWindowMs }, GET: { calls: s.rateLimitCalls, windowMs: s.rateLimitWindowMs } };
-        client = new ApiClient({
-          label: `gateway ${new URL(s.baseUrl).host}`,
-          baseUrl: s.baseUrl,
-          timeoutMs: s.timeoutMs,
-          maxConcurrent: s.maxConcurrent,
-          maxRetries: s.maxRetries,
-          maxQueue: s.maxQueue,
-          groups,
-          tls,
-        });
-      }
-      return client;
-    };
-
-    node.bearerAuth = () => {
-      if (bearer) return bearer;
-      const token = cred('token');
-      const id = cred('clientId');
-      const secret = cred('clientSecret');
-      if (id && secret) bearer = new ClientCredentialsBearer(id, secret, node.apiPath('auth/token'));
-      else if (token) bearer = new StaticBearer(token, 'bearer token');
-      else {
-        throw new GatewayError(
-          'BAD_INPUT',
-          'credentials: the config node has no bearer token and no client ID/secret; set one of them (${ENV_VAR} works)',
-          { field: 'credentials' },
-        );
-      }
-      return bearer;
-    };
-
-    node.brokerAuth = () => {
-      const id = cred('brokerClientId');
-      const token = cred('brokerAccessToken');
-      if (!id || !token) {
-        throw new GatewayError('BAD_INPUT', 'credentials: the LoRaWAN/SMS endpoints need the broker client ID and access token in the config node', {
-          field: 'credentials',
-        });
-      }
-      return new StaticHeaders({ client_id: id, access_token: token }, 'Check the broker client ID and access token in the config node\'s credentials.');
-    };
-
+    // Thin delegates to the account (what the nodes of the account call).
+    node.client = () => node.account.client();
+    node.bearerAuth = () => node.account.auth('bearer');
+    node.brokerAuth = () => node.account.auth('broker');
     node.catalogue = new ErrorCatalogue(() => ({ client: node.client(), auth: node.bearerAuth(), path: node.apiPath('info/service') }));
+    node.statusFeed = node.account.statusFeed;
 
-    node.statusFeed = new EventEmitter();
-    node.statusFeed.setMaxListeners(0);
+    const users = new Set<string>();
     node.pollers = new Set();
     node.register = (user: Node) => {
       users.add(user.id);
@@ -190,11 +145,7 @@ export default function register(RED: NodeAPI): void {
     };
 
     node.on('close', (_removed: boolean, done: () => void) => {
-      const c = client;
-      client = undefined;
-      bearer = undefined;
-      if (c) void c.close().then(() => done(), () => done());
-      else done();
+      void node.account.close().then(() => done(), () => done());
     });
   }
 

@@ -10,7 +10,7 @@ import { handleInput, mergeQuery, useConfigNode, type Msg } from '../lib/node-ki
 import { PATHS, brokerRequest, checkContractBody, contractList, defined, messageReply, optionalInt, withOverrides } from '../lib/broker-api';
 import { parseReply } from '../lib/terminal-api';
 import { showValue } from '../lib/int64';
-import { isGateway } from './iotgw-terminal-mode';
+import { isGateway } from '../lib/guards';
 
 export interface ContractConfig extends NodeDef {
   gateway: string;

@@ -8,10 +8,11 @@
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { GatewayError, badInput } from '../lib/errors';
-import { handleInput, mergeQuery, useConfigNode, type Msg } from '../lib/node-kit';
+import { handleInput, isPlainObject, mergeQuery, useConfigNode, type Msg } from '../lib/node-kit';
+import { migrateListConfig, pagesMode, servicePage } from '../lib/list-paging';
 import { PATHS, brokerRequest, checkDevEui, checkView, defined, devicePageReply, optionalInt, paramName, redactDevice, say, withOverrides, type DevicePage } from '../lib/broker-api';
 import { parseReply } from '../lib/terminal-api';
-import { isGateway } from './iotgw-terminal-mode';
+import { isGateway } from '../lib/guards';
 
 export interface DevicesConfig extends NodeDef {
   gateway: string;
@@ -19,15 +20,23 @@ export interface DevicesConfig extends NodeDef {
   devEui?: string;
   /** "" (not sent), "true" (receivable view) or "false" (payable view). */
   receivable?: string | boolean;
+  /** 'one' page or 'all' pages in turn (list vocabulary, src/lib/list-paging.ts). */
+  pages?: 'one' | 'all';
+  /** 1-based. */
   page?: string | number;
   pageSize?: string | number;
+  /** The number the service gives its first page: 1 (default) or 0 (a zero-based service). */
+  firstPage?: string | number;
+  /** Before `pages`: true for every page (read by the migration). */
   allPages?: boolean;
   includeKeys?: boolean;
   pageParam?: string;
   pageSizeParam?: string;
 }
 
-const OVERRIDES = ['customerId', 'devEui', 'receivable', 'page', 'pageSize', 'allPages'] as const;
+const OVERRIDES = ['customerId', 'devEui', 'receivable', 'pages', 'page', 'pageSize', 'allPages'] as const;
+/** The list vocabulary's overrides at the top of the msg (msg.page only as a number: an object there is a page envelope). */
+const MSG_OVERRIDES = ['pages', 'page', 'pageSize'] as const;
 
 interface Request {
   filters: Record<string, string | number | boolean | undefined>;
@@ -36,19 +45,33 @@ interface Request {
   allPages: boolean;
 }
 
-/** Filters and paging: settings, overridden by the same names in msg.payload (a plain object). */
-export function readRequest(config: DevicesConfig, payload: unknown): Request {
-  const { src, where } = withOverrides(config, payload, OVERRIDES);
+/**
+ * Filters and paging: settings, overridden by msg.pages / msg.page / msg.pageSize, overridden
+ * by the same names in msg.payload (a plain object; `allPages` there too, as before).
+ */
+export function readRequest(rawConfig: DevicesConfig, payload: unknown, msg?: Record<string, unknown>): Request {
+  const config: Record<string, unknown> = { ...migrateListConfig(rawConfig) };
+  const fromMsg = new Set<string>();
+  for (const k of MSG_OVERRIDES) {
+    const v = msg?.[k];
+    if (v === undefined || v === null || (k === 'page' && typeof v === 'object')) continue;
+    config[k] = v;
+    fromMsg.add(k);
+  }
+  const { src, where: inPayload } = withOverrides(config, payload, OVERRIDES);
+  const where = (k: string) => (fromMsg.has(k) && inPayload(k) === k ? `msg.${k}` : inPayload(k));
   if (src.allPages !== undefined && typeof src.allPages !== 'boolean') throw badInput(where('allPages'), 'must be true or false');
+  const pages = isPlainObject(payload) && 'pages' in payload ? pagesMode(src.pages, where('pages')) : src.allPages !== undefined ? (src.allPages ? 'all' : 'one') : pagesMode(src.pages, where('pages'));
+  const firstPage = optionalInt(config.firstPage, 'firstPage', 0, 1) ?? 1;
   return {
     filters: {
       customerId: optionalInt(src.customerId, where('customerId'), 1),
       devEui: checkDevEui(src.devEui, where('devEui')),
       receivable: checkView(src.receivable, where('receivable')),
     },
-    page: optionalInt(src.page, where('page'), 0) ?? 1,
+    page: servicePage(optionalInt(src.page, where('page'), 1) ?? 1, firstPage),
     pageSize: optionalInt(src.pageSize, where('pageSize'), 1, 100000) ?? 100,
-    allPages: src.allPages === true,
+    allPages: pages === 'all',
   };
 }
 
@@ -70,7 +93,7 @@ export default function register(RED: NodeAPI): void {
       if (gw instanceof GatewayError) throw gw;
       const pageParam = paramName(config.pageParam, 'page', 'pageParam');
       const sizeParam = paramName(config.pageSizeParam, 'pageSize', 'pageSizeParam');
-      const req = readRequest(config, msg.payload);
+      const req = readRequest(config, msg.payload, msg);
       mergeQuery({}, msg.query); // refuse a bad msg.query before any request
       const where = `GET ${PATHS.devices}`;
       const partsId = RED.util.generateId();

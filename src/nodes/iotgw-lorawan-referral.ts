@@ -9,7 +9,7 @@ import { GatewayError } from '../lib/errors';
 import { handleInput, mergeQuery, useConfigNode, type Msg } from '../lib/node-kit';
 import { PATHS, brokerRequest, messageReply, paramName, positiveId } from '../lib/broker-api';
 import { parseReply } from '../lib/terminal-api';
-import { isGateway } from './iotgw-terminal-mode';
+import { isGateway } from '../lib/guards';
 
 export interface ReferralConfig extends NodeDef {
   gateway: string;

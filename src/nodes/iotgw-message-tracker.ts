@@ -13,7 +13,7 @@ import { GatewayError, badInput } from '../lib/errors';
 import { int64Key, int64Out } from '../lib/int64';
 import { errorStatus, handleInput, isPlainObject, numberSetting, t, useConfigNode, type Msg } from '../lib/node-kit';
 import { CLOSED_STATES, STATE_NAMES, type StatusRecord } from '../lib/terminal-api';
-import { isGateway, joinProblems } from './iotgw-terminal-mode';
+import { isGateway, joinProblems } from '../lib/guards';
 
 export interface TrackerConfig extends NodeDef {
   gateway: string;

@@ -11,7 +11,7 @@ import { sleep } from '../lib/http';
 import { handleInput, mergeQuery, numberSetting, useConfigNode, type Msg } from '../lib/node-kit';
 import { PATHS, brokerRequest, paramName, positiveId, say, smsEnvelope, type SmsEnvelope } from '../lib/broker-api';
 import { parseReply } from '../lib/terminal-api';
-import { isGateway } from './iotgw-terminal-mode';
+import { isGateway } from '../lib/guards';
 
 export interface SmsRequestConfig extends NodeDef {
   gateway: string;

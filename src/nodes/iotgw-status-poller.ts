@@ -18,8 +18,8 @@ import { int64Out } from '../lib/int64';
 import { errorStatus, handleInput, isPlainObject, mergeQuery, numberSetting, t, useConfigNode, type Msg, nodeAbortController } from '../lib/node-kit';
 import { throwOnCallError } from '../lib/gateway-errors';
 import { FROM_UTC_RE, STATE_NAMES, TRANSPORT_NAMES, parseReply, statusReply, type StatusRecord } from '../lib/terminal-api';
-import { isGateway } from './iotgw-terminal-mode';
-import type { GatewayNode } from './iotgw-gateway';
+import { isGateway } from '../lib/guards';
+import type { GatewayNode } from '../lib/account/config-nodes';
 
 export interface StatusPollerConfig extends NodeDef {
   gateway: string;

@@ -9,7 +9,7 @@ import { evalProperty, handleInput, mergeQuery, useConfigNode, type Msg } from '
 import { parseReply } from '../lib/terminal-api';
 import { APP_PATHS, TAG_CONFIG_PARAMS, queryValue, tagConfig } from '../lib/app-api';
 import type { Query } from '../lib/http';
-import { isApp } from './iotgw-app';
+import { isApp } from '../lib/guards';
 
 export type TagConfigConfig = NodeDef & { app: string } & Partial<Record<(typeof TAG_CONFIG_PARAMS)[number][0] | `${(typeof TAG_CONFIG_PARAMS)[number][0]}Type`, string>>;
 

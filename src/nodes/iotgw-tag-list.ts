@@ -10,14 +10,18 @@ import { evalProperty, handleInput, mergeQuery, numberSetting, useConfigNode, ty
 import { parseReply } from '../lib/terminal-api';
 import { APP_PARAMS, APP_PATHS, pagingNumber, queryValue, tagPage } from '../lib/app-api';
 import type { Query } from '../lib/http';
-import { isApp } from './iotgw-app';
+import { isApp } from '../lib/guards';
+import { migrateListConfig, pagesMode } from '../lib/list-paging';
 
 export interface TagListConfig extends NodeDef {
   app: string;
-  /** `page`: one page; `all`: every page from the first one asked for. */
-  walk?: 'page' | 'all';
-  /** Paging settings; '' = from msg.page / msg.perPage / msg.offset, else not sent. */
+  /** 'one' page or 'all' pages in turn from the first one asked for (list vocabulary, src/lib/list-paging.ts). */
+  pages?: 'one' | 'all';
+  /** Paging settings; '' = from msg.page / msg.pageSize / msg.offset, else not sent. */
   page?: string | number;
+  pageSize?: string | number;
+  /** Before `pages` / `pageSize` (read by the migration). */
+  walk?: 'page' | 'all';
   perPage?: string | number;
   offset?: string | number;
   /** The customer's token-like string (TypedInput). */
@@ -32,16 +36,16 @@ export interface TagListConfig extends NodeDef {
 
 const LIMITS = {
   page: { min: 1, max: 1_000_000 },
-  perPage: { min: 1, max: 10_000 },
+  pageSize: { min: 1, max: 10_000 },
   offset: { min: 0, max: 1_000_000_000 },
 } as const;
 
 export default function register(RED: NodeAPI): void {
-  function IotgwTagListNode(this: Node, config: TagListConfig) {
-    RED.nodes.createNode(this, config);
+  function IotgwTagListNode(this: Node, rawConfig: TagListConfig) {
+    RED.nodes.createNode(this, rawConfig);
     const node = this;
+    const config = migrateListConfig(rawConfig);
     const app = useConfigNode(RED, node, config.app, isApp, 'app', 'iotgw-app');
-    const walkAll = config.walk === 'all';
     const maxPages = Math.round(numberSetting(config.maxPages, 1000, 1, 1_000_000));
     const text = (key: string, vars: Record<string, string | number>, fallback: string) => {
       const out = RED._(`iotgw-tag-list.${key}`, vars);
@@ -51,18 +55,21 @@ export default function register(RED: NodeAPI): void {
     /** A paging value: the setting when given, else the msg's, warning when they differ. */
     const paging = (name: keyof typeof LIMITS, msg: Msg): number | undefined => {
       const { min, max } = LIMITS[name];
+      // msg.perPage: the old name of msg.pageSize.
+      const prop = name === 'pageSize' && msg.pageSize === undefined && msg.perPage !== undefined ? 'perPage' : name;
       const fromSetting = pagingNumber(config[name], name, min, max);
-      const fromMsg = pagingNumber(msg[name], `msg.${name}`, min, max);
+      const fromMsg = pagingNumber(msg[prop], `msg.${prop}`, min, max);
       if (fromSetting !== undefined && fromMsg !== undefined && fromSetting !== fromMsg) {
-        node.warn(text('warn.override', { prop: name, value: fromSetting }, `msg.${name} ignored: the node's setting (${fromSetting}) wins; clear the setting to take it from the msg`));
+        node.warn(text('warn.override', { prop, value: fromSetting }, `msg.${prop} ignored: the node's setting (${fromSetting}) wins; clear the setting to take it from the msg`));
       }
       return fromSetting ?? fromMsg;
     };
 
     handleInput(RED, node, async (msg: Msg, send, ctx) => {
       if (app instanceof GatewayError) throw app;
+      const walkAll = (pagesMode(msg.pages, 'msg.pages') ?? config.pages) === 'all';
       const page = paging('page', msg);
-      const perPage = paging('perPage', msg);
+      const perPage = paging('pageSize', msg);
       const offset = paging('offset', msg);
       const token = queryValue(await evalProperty(RED, node, config.token, config.tokenType, msg), 'token');
       const search = queryValue(await evalProperty(RED, node, config.search, config.searchType, msg), 'search');

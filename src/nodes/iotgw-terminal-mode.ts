@@ -12,7 +12,7 @@ import { GatewayError, badInput } from '../lib/errors';
 import { describeType, int64Out, showValue, toInt64 } from '../lib/int64';
 import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg, nodeAbortController } from '../lib/node-kit';
 import { parseReply, submitReply, type SubmitResult } from '../lib/terminal-api';
-import type { GatewayNode } from './iotgw-gateway';
+import { isGateway, joinProblems } from '../lib/guards';
 
 export interface TerminalModeConfig extends NodeDef {
   gateway: string;
@@ -31,9 +31,7 @@ interface ModeItem {
 
 const ALLOWED_KEYS = new Set(['DestinationID', 'Mode', 'WakeupInterval', 'UserMessageID']);
 
-export function isGateway(n: unknown): n is GatewayNode {
-  return !!n && typeof (n as GatewayNode).client === 'function' && typeof (n as GatewayNode).bearerAuth === 'function';
-}
+export { isGateway, joinProblems } from '../lib/guards';
 
 /** Validates one item; pushes every problem to `problems`. */
 export function checkModeItem(raw: unknown, where: string, defaults: { mode: number; wakeup: number }, family: string, problems: string[]): ModeItem | undefined {
@@ -74,11 +72,6 @@ export function checkModeItem(raw: unknown, where: string, defaults: { mode: num
   const item: ModeItem = { DestinationID: (dest as string).trim(), Mode: mode as number, WakeupInterval: wakeup as number };
   if (userId !== undefined) item.UserMessageID = userId;
   return item;
-}
-
-export function joinProblems(problems: string[]): string {
-  const shown = problems.slice(0, 10).join('; ');
-  return problems.length > 10 ? `${shown}; and ${problems.length - 10} more` : shown;
 }
 
 export default function register(RED: NodeAPI): void {

@@ -7,7 +7,7 @@ import { GatewayError } from '../lib/errors';
 import { handleInput, mergeQuery, useConfigNode, type Msg } from '../lib/node-kit';
 import { parseReply } from '../lib/terminal-api';
 import { APP_PARAMS, APP_PATHS, queryValue, userRecord } from '../lib/app-api';
-import { isApp } from './iotgw-app';
+import { isApp } from '../lib/guards';
 
 export interface UserConfig extends NodeDef {
   app: string;

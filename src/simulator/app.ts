@@ -19,7 +19,7 @@
  */
 import type { SimServer, SimReply, SimRequest } from './server';
 import { SimWindow, json } from './server';
-import type { SimArea } from './areas';
+import type { SimArea } from './area';
 import { parseJson } from '../lib/int64';
 
 export type AppErrorShape = 'platform' | 'error';

@@ -21,7 +21,7 @@
  */
 import type { SimServer, SimReply, SimRequest } from './server';
 import { json } from './server';
-import type { SimArea } from './areas';
+import type { SimArea } from './area';
 
 export interface BrokerOptions {
   clientId: string;

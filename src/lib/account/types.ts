@@ -79,3 +79,29 @@ export interface FeedLease {
   /** 'active' | 'standby' | 'down' changes, for the node's status. */
   on(event: 'state', listener: (feed: string, state: 'active' | 'standby' | 'down') => void): this;
 }
+
+/* ---- Added by arch (issue 14): how a shared-state backend plugs into the account factory. ---- */
+
+/** What identifies an account to a shared-state backend (the same on every instance). */
+export interface AccountKey {
+  /** 'gateway' | 'app' */
+  kind: string;
+  /** The config node's id (the same in every instance running the same flows). */
+  id: string;
+  /** The service's base URL; with the credential's public part it names the account. */
+  baseUrl: string;
+  /** A public, secret-free identity of the credentials (a client ID), '' when there is none. */
+  principal: string;
+}
+
+/**
+ * A shared-state backend (issue 19: Redis). Every method is optional: what it does not
+ * provide stays in-process. `local` is the in-process implementation, for a backend that
+ * wraps it (or falls back to it while its server is down).
+ */
+export interface SharedState {
+  rateBudget?(account: AccountKey, local: RateBudget): RateBudget;
+  tokenSource?(account: AccountKey, name: string, local: TokenSource): TokenSource;
+  markStore?(account: AccountKey, local: MarkStore): MarkStore;
+  feedLease?(account: AccountKey, local: FeedLease): FeedLease;
+}
