@@ -1,11 +1,14 @@
 'use strict';
 /**
- * Issue 5: the status poller's high-water mark in a file-backed context store, against a
- * real Node-RED child process, stopped in the middle of draining a large backlog:
+ * Issues 5 and 20: the status poller's mark with Node-RED's DEFAULT settings (no
+ * contextStorage: the default context store is memory), kept by the poller's own durable
+ * file under the user directory and written with every reply, against a real Node-RED
+ * child process stopped in the middle of draining a large backlog from the strict
+ * simulator (FromUTC inclusive, 100 records a second, 500 a reply):
  * - redeploy (full deploy over the admin API): no record lost, none repeated;
  * - clean restart (SIGINT, then start again): no record lost, none repeated;
- * - hard kill (SIGKILL, then start again): no record lost; the records that repeat are
- *   exactly those after the mark that had reached the disk, and the test measures them.
+ * - hard kill (SIGKILL, then start again): no record lost, at most one reply (500) repeated;
+ * - a {fromUTC} reset, then a hard kill: the reset position is where the poller resumes.
  * The simulator runs in this process; records go to a file through a synchronous write.
  */
 const assert = require('node:assert/strict');
@@ -14,8 +17,8 @@ const path = require('node:path');
 const { startSimulator } = require('../dist/simulator');
 const { ChildRed, makeUserDir } = require('./helpers/child-red');
 
-const BACKLOG = 60000; // 120 full replies of 500
-const FLUSH_SECONDS = 1; // localfilesystem flushInterval of the store under test
+const BACKLOG = 60000; // 150 full replies of 500 (each reply's last second comes again)
+const REPLY = 500;
 
 function flows(sim) {
   return [
@@ -41,7 +44,7 @@ function flows(sim) {
       intervalSeconds: 1,
       startFrom: '-2d',
       output: 'record',
-      contextStore: 'file',
+      contextStore: '',
       autoStart: true,
       addNames: false,
       wires: [['append1']],
@@ -77,21 +80,14 @@ function lineCount(file) {
   return n;
 }
 
-/** The mark as the file store has it on disk (undefined before the first flush). */
+/** The mark as the poller's own file has it on disk (undefined before the first write). */
 function markOnDisk(userDir) {
-  const dir = path.join(userDir, 'context');
-  if (!fs.existsSync(dir)) return undefined;
-  for (const sub of fs.readdirSync(dir)) {
-    const f = path.join(dir, sub, 'poller1.json');
-    if (fs.existsSync(f)) {
-      try {
-        return JSON.parse(fs.readFileSync(f, 'utf8')).nextFromUTC;
-      } catch {
-        return undefined;
-      }
-    }
+  const f = path.join(userDir, 'iotgw-feeds', 'status-poller-poller1.json');
+  try {
+    return JSON.parse(fs.readFileSync(f, 'utf8'));
+  } catch {
+    return undefined;
   }
-  return undefined;
 }
 
 async function waitFor(pred, ms, what) {
@@ -128,8 +124,8 @@ describe('reliability: the status poller across redeploy, restart and hard kill 
     recordsFile = path.join(fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'iotgw-rec-')), 'records.txt');
   });
 
-  async function startRed(flushInterval = FLUSH_SECONDS) {
-    userDir = makeUserDir({ flushInterval, recordsFile });
+  async function startRed() {
+    userDir = makeUserDir({ recordsFile, defaultContext: true });
     red = await new ChildRed(userDir).start();
     const types = await red.nodeTypes();
     assert.ok(types.includes('iotgw-status-poller'), 'the package is installed in the child Node-RED');
@@ -167,14 +163,14 @@ describe('reliability: the status poller across redeploy, restart and hard kill 
   });
 
   it('clean restart (SIGINT) in the middle of the drain: nothing lost, nothing repeated', async function () {
-    await startRed(30); // the store's default flush interval: the clean stop flushes
+    await startRed();
     await red.deploy(flows(sim));
     await waitFor(() => lineCount(recordsFile) >= BACKLOG / 3, 60000, 'a third of the backlog');
     const exit = await red.kill('SIGINT');
     const atStop = lineCount(recordsFile);
     assert.ok(atStop < BACKLOG, 'stopped in the middle of the drain');
     assert.equal(exit.signal === 'SIGKILL', false);
-    assert.ok(markOnDisk(userDir), 'a clean stop flushed the mark to disk');
+    assert.ok(markOnDisk(userDir), 'the mark is on disk');
     await red.start();
     const t = tally(await drainToEnd(), sim);
     figures.cleanRestart = { atStop, ...t };
@@ -182,31 +178,45 @@ describe('reliability: the status poller across redeploy, restart and hard kill 
     assert.equal(t.duplicates, 0, 'no record repeated');
   });
 
-  for (const flush of [FLUSH_SECONDS, 30]) {
-    it(`hard kill (SIGKILL) in the middle of the drain, file store flushInterval ${flush} s: nothing lost; only records after the persisted mark repeat`, async function () {
-      await startRed(flush);
-      await red.deploy(flows(sim));
-      // With a short flush interval, wait for the first flush, so that a mark is on disk at the kill.
-      await waitFor(() => lineCount(recordsFile) >= BACKLOG / 3 && (flush > 5 || markOnDisk(userDir) !== undefined), 60000, 'a third of the backlog');
-      await red.kill('SIGKILL');
-      const before = readRecords(recordsFile);
-      const mark = markOnDisk(userDir);
-      assert.ok(before.length < BACKLOG, 'killed in the middle of the drain');
-      if (mark !== undefined) assert.match(mark, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
-      // What may repeat: the records already written whose second is after the persisted
-      // mark (all of them when no mark reached the disk before the kill).
-      const afterMark = new Set(before.filter((r) => mark === undefined || r.utc > mark).map((r) => r.id));
-      await red.start();
-      const all = await drainToEnd();
-      const t = tally(all, sim);
-      const counts = new Map();
-      for (const r of all) counts.set(r.id, (counts.get(r.id) ?? 0) + 1);
-      const repeated = [...counts].filter(([, c]) => c > 1).map(([id]) => id);
-      figures[`hardKill_flush${flush}s`] = { atKill: before.length, persistedMark: mark ?? null, afterMark: afterMark.size, ...t };
-      assert.equal(t.missing, 0, 'no record lost');
-      assert.ok(repeated.every((id) => afterMark.has(id)), 'only records after the persisted mark repeat');
-      assert.ok(repeated.every((id) => counts.get(id) === 2), 'a record repeats at most once');
-      assert.equal(t.duplicates, afterMark.size, 'every record after the persisted mark was fetched again (the mark is exact)');
-    });
-  }
+  it("hard kill (SIGKILL) in the middle of the drain, Node-RED's default context settings: nothing lost, at most one reply repeated", async function () {
+    await startRed();
+    await red.deploy(flows(sim));
+    await waitFor(() => lineCount(recordsFile) >= BACKLOG / 3, 60000, 'a third of the backlog');
+    await red.kill('SIGKILL');
+    const before = readRecords(recordsFile);
+    const mark = markOnDisk(userDir);
+    assert.ok(before.length < BACKLOG, 'killed in the middle of the drain');
+    assert.ok(mark, 'a mark reached the disk before the kill');
+    assert.match(mark.fromUtc, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+    await red.start();
+    const all = await drainToEnd();
+    const t = tally(all, sim);
+    const counts = new Map();
+    for (const r of all) counts.set(r.id, (counts.get(r.id) ?? 0) + 1);
+    const repeated = [...counts].filter(([, c]) => c > 1).map(([id]) => id);
+    figures.hardKill = { atKill: before.length, persistedMark: mark.fromUtc, ...t };
+    assert.equal(t.missing, 0, 'no record lost');
+    assert.ok(t.duplicates <= REPLY, `at most one reply repeated (${t.duplicates})`);
+    assert.ok(repeated.every((id) => counts.get(id) === 2), 'a record repeats at most once');
+    // Only records at or after the persisted mark's second can repeat.
+    const ids = new Map(before.map((r) => [r.id, r.utc]));
+    assert.ok(repeated.every((id) => ids.get(id) >= mark.fromUtc), 'only records at or after the persisted mark repeat');
+  });
+
+  it('a {fromUTC} reset is where the poller resumes after a hard kill', async function () {
+    await startRed();
+    const f = flows(sim);
+    f.find((n) => n.id === 'poller1').autoStart = false;
+    f.push({ id: 'inject1', z: 'tab1', type: 'inject', props: [{ p: 'payload' }], payload: '{"fromUTC":"2001-02-03 04:05:06"}', payloadType: 'json', once: true, onceDelay: 0.1, repeat: '', wires: [['poller1']] });
+    await red.deploy(f);
+    await waitFor(() => markOnDisk(userDir) !== undefined, 10000, 'the reset mark on disk');
+    assert.equal(markOnDisk(userDir).fromUtc, '2001-02-03 04:05:06');
+    await red.deploy(flows(sim).map((n) => (n.id === 'poller1' ? { ...n, autoStart: false } : n))); // the inject is gone
+    await red.kill('SIGKILL');
+    await red.start();
+    assert.equal(sim.server.callsTo('terminal/status').length, 0, 'no poll yet');
+    await red.deploy(flows(sim)); // autoStart again
+    await waitFor(() => sim.server.callsTo('terminal/status').length >= 1, 10000, 'the first poll');
+    assert.equal(new URLSearchParams(sim.server.callsTo('terminal/status')[0].query).get('FromUTC'), '2001-02-03 04:05:06', 'resumed from the reset position');
+  });
 });

@@ -44,38 +44,82 @@ describe('the gateway simulator (area a) on its own', function () {
     assert.equal((await get()).status, 200, 'the window slid');
   });
 
-  it('serves each status record exactly once across polls that chase live traffic and a backlog', async function () {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, maxStatuses: 30, sendingAfterMs: 30, receivedAfterMs: 80, acceptUnknownTerminals: true } });
-    sim.terminal.seedBacklog(100, { perSecond: 30 });
+  it('serves every status record to a client that re-asks inclusively and de-duplicates, across live traffic and a backlog', async function () {
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, maxStatuses: 100, sendingAfterMs: 30, receivedAfterMs: 80, acceptUnknownTerminals: true } });
+    // Live traffic here is about 45 records a second: below the cap, so no second is crowded.
+    sim.terminal.seedBacklog(300, { perSecond: 70 });
     const { body } = await token(sim);
     const auth = { authorization: `Bearer ${body.access_token}`, 'content-type': 'application/json' };
     let from = '2000-01-01 00:00:00';
-    const seen = [];
+    const seen = new Set();
+    let served = 0;
+    const poll = async () => {
+      const r = await (await fetch(`${sim.url}/api/v1.0/get/subaccounts/fw_status_updates?FromUTC=${encodeURIComponent(from)}`, { headers: auth })).json();
+      assert.ok(r.Statuses.length <= 100, 'never more than the cap');
+      for (const s of r.Statuses) {
+        assert.ok(s.StatusUTC >= from, 'FromUTC is inclusive: nothing before it');
+        seen.add(`${s.ID}|${s.State}|${s.StatusUTC}`);
+      }
+      served += r.Statuses.length;
+      if (r.Statuses.length) assert.equal(r.NextFromUTC, r.Statuses[r.Statuses.length - 1].StatusUTC, 'NextFromUTC is the last record\'s time');
+      else assert.equal(r.NextFromUTC, null, 'an empty reply: NextFromUTC null');
+      if (r.NextFromUTC) from = r.NextFromUTC;
+      return r.Statuses.length;
+    };
     const stop = Date.now() + 3500;
     let submitted = 0;
     while (Date.now() < stop) {
-      // Submit a few messages between polls: each produces 3 records over time.
-      const items = Array.from({ length: 1 }, (_, i) => ({ DestinationID: `3${String(submitted + i).padStart(7, '0')}SKYAAAA`, Mode: 0 }));
-      await fetch(`${sim.url}/api/v1.0/terminal/mode`, { method: 'POST', headers: auth, body: JSON.stringify(items) });
-      submitted += items.length;
-      const r = await (await fetch(`${sim.url}/api/v1.0/get/subaccounts/fw_status_updates?FromUTC=${encodeURIComponent(from)}`, { headers: auth })).json();
-      assert.ok(r.Statuses.length <= 30, 'never more than the cap');
-      for (const s of r.Statuses) seen.push(`${s.ID}:${s.State}`);
-      from = r.NextFromUTC;
+      await fetch(`${sim.url}/api/v1.0/terminal/mode`, { method: 'POST', headers: auth, body: JSON.stringify([{ DestinationID: `3${String(submitted).padStart(7, '0')}SKYAAAA`, Mode: 0 }]) });
+      submitted++;
+      await poll();
       await new Promise((res) => setTimeout(res, 60));
     }
-    // Drain what is left: a second is served once it is complete, so keep polling
-    // until every record came (bounded: 10 s).
-    const expected = 100 + submitted * 3;
+    const expected = 300 + submitted * 3;
     const until = Date.now() + 10000;
-    while (seen.length < expected && Date.now() < until) {
-      const r = await (await fetch(`${sim.url}/api/v1.0/get/subaccounts/fw_status_updates?FromUTC=${encodeURIComponent(from)}`, { headers: auth })).json();
-      for (const s of r.Statuses) seen.push(`${s.ID}:${s.State}`);
-      from = r.NextFromUTC;
-      if (r.Statuses.length === 0) await new Promise((res) => setTimeout(res, 200));
-    }
-    assert.equal(new Set(seen).size, seen.length, 'no record served twice');
-    assert.equal(seen.length, expected, 'every backlog record and every state change of every message');
+    while (seen.size < expected && Date.now() < until) if ((await poll()) < 100) await new Promise((res) => setTimeout(res, 200));
+    assert.equal(seen.size, expected, 'every backlog record and every state change of every message');
+    assert.ok(served > seen.size, 'the mark\'s second came again (inclusive FromUTC)');
+  });
+
+  it('is strict about FromUTC: inclusive, crowded seconds, late records, empty replies, real dates', async function () {
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
+    const { formatUtc } = require('../dist/simulator');
+    const { body } = await token(sim);
+    const get = async (from) =>
+      (await fetch(`${sim.url}/api/v1.0/get/subaccounts/fw_status_updates?FromUTC=${encodeURIComponent(from)}`, { headers: { authorization: `Bearer ${body.access_token}` } })).json();
+    const sec = Math.floor(Date.now() / 1000) - 100;
+    sim.terminal.addStatusRecords(700, sec);
+    sim.terminal.addStatusRecords(5, sec + 1);
+    // 700 records in one second: a reply holds 500 of them; NextFromUTC does not move.
+    let r = await get(formatUtc(sec - 10));
+    assert.equal(r.Statuses.length, 500);
+    assert.ok(r.Statuses.every((s) => s.StatusUTC === formatUtc(sec)));
+    assert.equal(r.NextFromUTC, formatUtc(sec));
+    const again = await get(r.NextFromUTC);
+    assert.deepEqual(again.Statuses.map((s) => s.ID), r.Statuses.map((s) => s.ID), 'the same FromUTC returns the same records');
+    assert.equal(again.NextFromUTC, formatUtc(sec));
+    r = await get(formatUtc(sec + 1));
+    assert.equal(r.Statuses.length, 5);
+    // A late record lands in a second already read.
+    sim.terminal.addStatusRecords(1, sec + 1);
+    r = await get(formatUtc(sec + 1));
+    assert.equal(r.Statuses.length, 6);
+    sim.terminal.configure({ lateBySeconds: 3 });
+    const before = Math.floor(Date.now() / 1000);
+    await fetch(`${sim.url}/api/v1.0/terminal/mode`, { method: 'POST', headers: { authorization: `Bearer ${body.access_token}`, 'content-type': 'application/json' }, body: JSON.stringify([{ DestinationID: '01000001SKYA001', Mode: 0 }]) });
+    r = await get(formatUtc(before - 5));
+    assert.equal(r.Statuses.length, 1);
+    assert.ok(r.Statuses[0].StatusUTC <= formatUtc(before - 3 + 1), `visible late, with an earlier StatusUTC (${r.Statuses[0].StatusUTC})`);
+    // Empty replies: NextFromUTC null by default, or "" or FromUTC as options.
+    const future = formatUtc(Math.floor(Date.now() / 1000) + 3600);
+    assert.equal((await get(future)).NextFromUTC, null);
+    sim.terminal.configure({ emptyNextFromUTC: 'empty' });
+    assert.equal((await get(future)).NextFromUTC, '');
+    sim.terminal.configure({ emptyNextFromUTC: 'from' });
+    assert.equal((await get(future)).NextFromUTC, future);
+    // Not a real date: refused as the gateway does.
+    assert.equal((await get('2026-13-45 99:00:00')).ErrorID, 108);
+    assert.equal((await get('2026-02-30 00:00:00')).ErrorID, 108);
   });
 
   it('starts from the command line with a port option and a control route', async function () {

@@ -4,15 +4,18 @@
  * throttle groups with a sliding window, a concurrency cap, and messages that move
  * through their states over time.
  *
- * NextFromUTC semantics (exactly once): a reply holds the records whose StatusUTC second
- * is after FromUTC and before the current second (a second is served only once it is
- * complete), whole seconds only, up to the cap; NextFromUTC is the StatusUTC of the last
- * record returned (FromUTC unchanged when there is none). No second ever holds more
- * records than the cap: a busier second spills into the next one.
+ * Status updates are paged as the real gateway does (./feed.ts): FromUTC inclusive at
+ * one-second resolution, at most `maxStatuses` a reply, NextFromUTC = the second of the
+ * last record (so the next poll returns that second again), any number of records in one
+ * second, and (options) records that become visible late into a second already read, and
+ * an empty reply's NextFromUTC null, "" or FromUTC.
  */
 import type { SimServer, SimReply, SimRequest } from './server';
 import { SimWindow, json } from './server';
 import { INT64_MAX } from '../lib/int64';
+import { FeedLog, formatUtc, pageFeed, parseUtc } from './feed';
+
+export { formatUtc, parseUtc };
 
 export const STATE = {
   SUBMITTED: 0,
@@ -93,6 +96,15 @@ export interface TerminalOptions {
   acceptUnknownTerminals: boolean;
   /** Failed submission entries: omit ID (default) or carry ID = -1. */
   failedId: 'omit' | 'minus1';
+  /** NextFromUTC of an empty status reply: null (default), "" or the FromUTC asked for. */
+  emptyNextFromUTC: 'null' | 'empty' | 'from';
+  /**
+   * A status record becomes visible this many seconds after its StatusUTC (0: at once), so
+   * it lands in a second that a poll may already have read (the real gateway's late records).
+   */
+  lateBySeconds: number;
+  /** Not real, kind: serve a second only once it is complete. Off; no poller test uses it. */
+  completedSecondsOnly: boolean;
 }
 
 export const DEFAULT_TERMINAL_OPTIONS: TerminalOptions = {
@@ -110,6 +122,9 @@ export const DEFAULT_TERMINAL_OPTIONS: TerminalOptions = {
   offlineTimeoutMs: 60_000,
   acceptUnknownTerminals: false,
   failedId: 'omit',
+  emptyNextFromUTC: 'null',
+  lateBySeconds: 0,
+  completedSecondsOnly: false,
 };
 
 export const DEFAULT_ACCOUNTS: Account[] = [
@@ -158,17 +173,6 @@ interface Backlog {
   account: string;
 }
 
-export function formatUtc(sec: number): string {
-  return new Date(sec * 1000).toISOString().slice(0, 19).replace('T', ' ');
-}
-
-export function parseUtc(s: string): number | undefined {
-  const m = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/.exec(s);
-  if (!m) return undefined;
-  const t = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!);
-  return Number.isNaN(t) ? undefined : Math.floor(t / 1000);
-}
-
 const PRIME_ID = /^\d{8}SKY[0-9A-F]{4}$/;
 
 export class TerminalGateway {
@@ -183,10 +187,8 @@ export class TerminalGateway {
   private nextId = 1n;
   private nextCancelId = 1n;
   private nextRef = 1;
-  private events: StatusEvent[] = [];
+  private events = new FeedLog<StatusEvent>();
   private backlogs: Backlog[] = [];
-  private lastSec = 0;
-  private lastSecCount = 0;
   private pendingTransitions: Array<{ at: number; id: string; to: 'sending' | 'final' }> = [];
   private ticker: NodeJS.Timeout | undefined;
   /** Counters for tests and benchmarks. */
@@ -224,12 +226,14 @@ export class TerminalGateway {
 
   /**
    * Seeds a backlog of `count` closed status records in the past, `perSecond` per second
-   * (default: the reply cap, so every full reply holds exactly the cap).
+   * (default 100: a reply of 500 spans five seconds, and its last second comes again in
+   * the next reply, as on the real gateway). A `perSecond` above the reply cap makes
+   * crowded seconds.
    */
   seedBacklog(count: number, opts: { perSecond?: number; account?: string; baseId?: bigint } = {}): void {
-    const perSecond = opts.perSecond ?? this.options.maxStatuses;
+    const perSecond = Math.max(1, Math.floor(opts.perSecond ?? 100));
     const seconds = Math.ceil(count / perSecond);
-    const firstReal = this.events.length ? this.events[0]!.sec : this.nowSec();
+    const firstReal = this.events.first ? this.events.first.sec : this.nowSec();
     const earliestBacklog = this.backlogs.length ? this.backlogs[0]!.startSec : firstReal;
     const startSec = Math.min(firstReal, earliestBacklog) - seconds - 1;
     const baseId = opts.baseId ?? 10_000_000_000n + BigInt(this.backlogs.reduce((n, b) => n + b.count, 0));
@@ -252,22 +256,24 @@ export class TerminalGateway {
     return Math.floor(this.now() / 1000);
   }
 
-  /** Assigns the second of a new event: never earlier than the last, at most the cap per second. */
-  private eventSec(): number {
-    let sec = Math.max(this.nowSec(), this.lastSec);
-    if (sec === this.lastSec && this.lastSecCount >= this.options.maxStatuses) sec = this.lastSec + 1;
-    if (sec !== this.lastSec) {
-      this.lastSec = sec;
-      this.lastSecCount = 0;
+  /**
+   * Adds `count` closed RECEIVED status records in the second `sec` (any number: more than
+   * a reply holds is allowed, as on the real gateway), in time order among the others.
+   */
+  addStatusRecords(count: number, sec: number, opts: { account?: string; baseId?: bigint } = {}): bigint[] {
+    const ids: bigint[] = [];
+    for (let i = 0; i < count; i++) {
+      const id = opts.baseId !== undefined ? opts.baseId + BigInt(i) : this.nextId++;
+      ids.push(id);
+      this.events.add({ sec, ID: id, State: STATE.RECEIVED, IsClosed: true, CreateUTC: formatUtc(sec - 60), Transport: 1, ReferenceNumber: this.nextRef++, AccountID: opts.account ?? 'demo' });
     }
-    this.lastSecCount++;
-    return sec;
+    return ids;
   }
 
   private record(m: Message): void {
     const term = this.terminals.get(m.terminal);
-    this.events.push({
-      sec: this.eventSec(),
+    this.events.add({
+      sec: this.nowSec() - Math.max(0, this.options.lateBySeconds),
       ID: m.id,
       State: m.state,
       IsClosed: m.closed,
@@ -501,33 +507,15 @@ export class TerminalGateway {
     if (fromSec === undefined) return json(200, { ErrorID: ERRORS.INVALID_FROM_UTC, NextFromUTC: null, Statuses: null });
     const acct = this.accounts.get(account)!;
     const visible = new Set([account, ...acct.subaccounts]);
-    const cap = this.options.maxStatuses;
-    const nowSec = this.nowSec();
-    const out: StatusEvent[] = [];
-    let lastSec: number | undefined;
-    // Candidates in time order, stopped at the first second that would not fit whole.
-    const candidates = this.eventsAfter(fromSec, nowSec);
-    let pendingSec: number | undefined;
-    let secBuf: StatusEvent[] = [];
-    const flush = (): boolean => {
-      if (out.length + secBuf.length > cap) return false;
-      for (const e of secBuf) out.push(e);
-      if (secBuf.length) lastSec = pendingSec;
-      secBuf = [];
-      return true;
-    };
-    let full = false;
-    for (const e of candidates) {
-      if (e.sec !== pendingSec) {
-        if (!flush()) {
-          full = true;
-          break;
-        }
-        pendingSec = e.sec;
-      }
-      if (visible.has(e.AccountID)) secBuf.push(e);
-    }
-    if (!full) flush();
+    const page = pageFeed(
+      this.eventsFrom(fromSec),
+      from,
+      fromSec,
+      this.nowSec(),
+      { maxPerReply: this.options.maxStatuses, emptyNextFromUTC: this.options.emptyNextFromUTC, completedSecondsOnly: this.options.completedSecondsOnly },
+      (e) => visible.has(e.AccountID),
+    );
+    const out = page.items;
     this.counters.statusRecordsServed += out.length;
     const statuses = out.map((e) => {
       const rec: Record<string, unknown> = {
@@ -543,33 +531,17 @@ export class TerminalGateway {
       if (e.RegionName) rec.RegionName = e.RegionName;
       return rec;
     });
-    return json(200, { ErrorID: 0, NextFromUTC: lastSec !== undefined ? formatUtc(lastSec) : from, Statuses: statuses });
+    return json(200, { ErrorID: 0, NextFromUTC: page.NextFromUTC, Statuses: statuses });
   }
 
-  /** Events with fromSec < sec < untilSec, in order (backlogs first, then live ones). */
-  private *eventsAfter(fromSec: number, untilSec: number): Generator<StatusEvent> {
+  /** Events at or after `fromSec`, in time order (backlogs, then live ones; both sorted). */
+  private *eventsFrom(fromSec: number): Generator<StatusEvent> {
+    // Backlogs lie before every live event; the live log is kept in time order.
     for (const b of this.backlogs) {
       const endSec = b.startSec + Math.ceil(b.count / b.perSecond);
       if (endSec <= fromSec) continue;
-      let i = Math.max(0, (fromSec + 1 - b.startSec) * b.perSecond);
-      for (; i < b.count; i++) {
-        const e = this.backlogEvent(b, i);
-        if (e.sec >= untilSec) return;
-        yield e;
-      }
+      for (let i = Math.max(0, (fromSec - b.startSec) * b.perSecond); i < b.count; i++) yield this.backlogEvent(b, i);
     }
-    // binary search the first live event after fromSec
-    let lo = 0;
-    let hi = this.events.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.events[mid]!.sec <= fromSec) lo = mid + 1;
-      else hi = mid;
-    }
-    for (let i = lo; i < this.events.length; i++) {
-      const e = this.events[i]!;
-      if (e.sec >= untilSec) return;
-      yield e;
-    }
+    yield* this.events.from(fromSec);
   }
 }

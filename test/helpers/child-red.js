@@ -28,8 +28,11 @@ function freePort() {
   });
 }
 
-/** A fresh user directory with the package linked in and a settings file. */
-function makeUserDir({ flushInterval = 30, recordsFile }) {
+/**
+ * A fresh user directory with the package linked in and a settings file. `defaultContext`:
+ * no contextStorage at all (Node-RED's default settings: the default store is memory).
+ */
+function makeUserDir({ flushInterval = 30, recordsFile, defaultContext = false }) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-red-'));
   const scope = path.join(dir, 'node_modules', '@iotgateway');
   fs.mkdirSync(scope, { recursive: true });
@@ -42,10 +45,14 @@ module.exports = {
   uiHost: '127.0.0.1',
   flowFile: 'flows.json',
   credentialSecret: 'child-red-test-secret',
-  contextStorage: {
+${
+    defaultContext
+      ? ''
+      : `  contextStorage: {
     default: { module: 'memory' },
     file: { module: 'localfilesystem', config: { dir: ${JSON.stringify(dir)}, flushInterval: ${Number(flushInterval)} } },
-  },
+  },`
+  }
   functionGlobalContext: { append: (line) => fs.writeSync(fd, line) },
   logging: { console: { level: 'warn', metrics: false, audit: false } },
   editorTheme: { tours: false, projects: { enabled: false } },
