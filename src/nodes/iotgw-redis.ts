@@ -10,6 +10,22 @@ import { GatewayError } from '../lib/errors';
 import { resolveCredential } from '../lib/node-kit';
 import { tlsFromConfigNode } from '../lib/tls';
 import { RedisConnection, SharedRedis, checkRedisUrl, redisAddress } from '../lib/account/redis/connection';
+import { redisSharedState, type RedisAccountSettings } from '../lib/account/redis/shared-state';
+import { provideSharedState } from '../lib/account/shared';
+import type { AccountKey } from '../lib/account/types';
+
+/** The limits of an account as its config node read them (gateway: SEND and GET; app: APP). */
+function accountSettings(RED: NodeAPI, account: AccountKey): RedisAccountSettings {
+  const n = RED.nodes.getNode(account.id) as (Node & { settings?: Record<string, unknown> }) | null;
+  const s = n?.settings ?? {};
+  const num = (k: string, d: number) => (typeof s[k] === 'number' && Number.isFinite(s[k]) ? (s[k] as number) : d);
+  const limit = { calls: num('rateLimitCalls', 5), windowMs: num('rateLimitWindowMs', 60_000) };
+  return {
+    groups: account.kind === 'app' ? { APP: limit } : { SEND: limit, GET: limit },
+    maxConcurrent: num('maxConcurrent', 3),
+    timeoutMs: num('timeoutMs', 30_000),
+  };
+}
 
 export interface RedisConfig extends NodeDef {
   url?: string;
@@ -89,6 +105,14 @@ export default function register(RED: NodeAPI): void {
       return conn;
     });
 
+    // The account factory asks this resolver for every account; it answers for those naming this node.
+    const instanceId = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    const unprovide = provideSharedState((account, cfg) => {
+      if (configError || cfg.redis !== node.id) return undefined;
+      const conn = shared.register(`${account.kind}:${account.id}`);
+      return redisSharedState(conn, (a) => accountSettings(RED, a), instanceId);
+    });
+
     node.register = (user) => {
       if (configError) throw configError;
       return shared.register(user.id);
@@ -97,6 +121,7 @@ export default function register(RED: NodeAPI): void {
     node.userCount = () => shared.userCount;
 
     node.on('close', (_removed: boolean, done: () => void) => {
+      unprovide();
       void shared.close().then(
         () => done(),
         () => done(),

@@ -5,3 +5,4 @@ export { RedisRateBudget, type RedisRateBudgetOptions, type RateGroup } from './
 export { RedisTokenSource, type TokenFetcher, type FetchedToken } from './token-source';
 export { RedisFeedLease, type LeaseState } from './feed-lease';
 export { RedisMarkStore, SharedStateError } from './mark-store';
+export { redisSharedState, redisGates, GatedRedisRateBudget, type RedisAccountSettings } from './shared-state';

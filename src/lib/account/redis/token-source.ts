@@ -56,6 +56,18 @@ export class RedisTokenSource implements TokenSource {
     private readonly opts: RedisTokenSourceOptions,
   ) {}
 
+  private name = 'bearer';
+
+  /** Several token sources of one account (bearer, broker) keep separate keys. */
+  named(name: string): this {
+    this.name = name.replace(/[^A-Za-z0-9_-]/g, '_') || 'bearer';
+    return this;
+  }
+
+  private tokenKey(): string {
+    return this.name === 'bearer' ? this.keys.key('token') : this.keys.key('token', this.name);
+  }
+
   token(signal?: AbortSignal): Promise<string> {
     if (this.cached && Date.now() < this.cachedUntil) return Promise.resolve(this.cached);
     // One flight per instance; it takes no caller's signal (one closing node must not fail its siblings).
@@ -74,8 +86,8 @@ export class RedisTokenSource implements TokenSource {
   }
 
   private async fleetToken(): Promise<string> {
-    const tokenKey = this.keys.key('token');
-    const lockKey = this.keys.key('token', 'lock');
+    const tokenKey = this.tokenKey();
+    const lockKey = `${tokenKey}:lock`;
     const timeoutMs = this.opts.timeoutMs;
     const lockMs = timeoutMs + 5000;
     const deadline = Date.now() + lockMs + timeoutMs;
@@ -121,7 +133,7 @@ export class RedisTokenSource implements TokenSource {
       this.cached = undefined;
       this.cachedUntil = 0;
     }
-    const tokenKey = this.keys.key('token');
+    const tokenKey = this.tokenKey();
     void this.conn.run('dropping the refused token', (r) => this.delIf(r, [tokenKey], [refused]), { timeoutMs: this.opts.timeoutMs }).catch(() => {});
     return true;
   }
