@@ -1,7 +1,8 @@
 /**
  * One active poller per feed across every instance: a lease key taken with `SET NX PX`
  * and renewed every third of its lifetime, and a fencing counter (INCR) bumped at every
- * new holder. The fencing token goes with every mark write (RedisMarkStore), so a poller
+ * new holder (seeded from Redis's clock, so it never goes back after a restart that lost
+ * the data). The fencing token goes with every mark write (RedisMarkStore), so a poller
  * that lost its lease (paused, cut off) can never write the mark again.
  *
  * States, per feed: 'active' (this instance holds the lease), 'standby' (another does),
@@ -26,6 +27,12 @@ if cur then
     return tonumber(fence)
   end
   return -math.max(1, redis.call('PTTL', KEYS[1]))
+end
+-- A counter lost with the server's data (a restart without persistence) starts again from
+-- Redis's clock in ms, so a fence never goes back below one handed out before.
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  local t = redis.call('TIME')
+  redis.call('SET', KEYS[2], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
 end
 local fence = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], ARGV[1] .. ':' .. fence, 'NX', 'PX', ARGV[2])
