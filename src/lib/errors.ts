@@ -14,6 +14,7 @@ export const ERROR_CODES = [
   'TIMEOUT',
   'NETWORK',
   'BAD_RESPONSE',
+  'SHARED_STATE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -30,6 +31,7 @@ export const STATUS_KEYS: Record<ErrorCode, string> = {
   TIMEOUT: 'timeout',
   NETWORK: 'network',
   BAD_RESPONSE: 'bad-response',
+  SHARED_STATE: 'shared-state',
 };
 
 export interface GatewayErrorOptions {

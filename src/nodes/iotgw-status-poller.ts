@@ -29,6 +29,7 @@ import { throwOnCallError } from '../lib/gateway-errors';
 import { STATE_NAMES, TRANSPORT_NAMES, parseReply, statusReply, type StatusRecord } from '../lib/terminal-api';
 import { isGateway } from '../lib/guards';
 import type { GatewayNode } from '../lib/account/config-nodes';
+import { RedisFeedLease } from '../lib/account/redis/feed-lease';
 
 export interface StatusPollerConfig extends NodeDef {
   gateway: string;
@@ -80,6 +81,8 @@ const NS = '@iotgateway/node-red-gateway/iotgw-status-poller:iotgw-status-poller
 const EN: Record<string, string> = {
   'status.mark': 'at __mark__ UTC · __behind__ behind · __count__ new',
   'status.missingStore': 'no context store "__store__"',
+  'status.standby': 'standby (another instance polls)',
+  'status.sharedDown': 'shared state (Redis) unreachable: not polling',
   'warn.missingStore': 'context store "__store__" is not configured in settings.js (contextStorage): the mark is kept in __used__ instead',
   'warn.crowded':
     'the second __second__ filled a whole reply (__fetched__ of its records fetched): any more records of that second cannot be fetched; polling goes on from the next second',
@@ -143,6 +146,14 @@ export default function register(RED: NodeAPI): void {
       store = legacy;
       storeLabel = 'default';
     }
+    // Several instances sharing the account through Redis (issue 19): one active poller per
+    // feed (a fenced lease), the mark and de-dup set in Redis; the others stand by.
+    const sharedLease = !(gw instanceof GatewayError) && gw.account?.lease instanceof RedisFeedLease ? gw.account.lease : undefined;
+    if (sharedLease && !(gw instanceof GatewayError)) {
+      store = gw.account.marks;
+      storeLabel = 'redis';
+      storeWarning = undefined;
+    }
     void storeLabel;
 
     // "Now" means when the node started, not when the first poll happens.
@@ -193,6 +204,7 @@ export default function register(RED: NodeAPI): void {
           // before the next reply is fetched: bounded memory).
           return new Promise<void>((resolve) => setImmediate(resolve));
         },
+        ...(sharedLease ? { fence: () => sharedLease.fence(feed) } : {}),
         onCrowded: ({ second, fetched }) => {
           node.warn(tp(RED, 'warn.crowded', { second, fetched, next: second }));
         },
@@ -238,6 +250,10 @@ export default function register(RED: NodeAPI): void {
       if (closed) return Promise.resolve();
       if (reader instanceof GatewayError) return Promise.reject(reader);
       if (gw instanceof GatewayError) return Promise.reject(gw);
+      if (sharedLease && !current && !sharedLease.held(feed)) {
+        waitForLease();
+        return Promise.resolve();
+      }
       if (current) {
         again = true;
         if (query) nextQuery = query;
@@ -269,6 +285,38 @@ export default function register(RED: NodeAPI): void {
         });
       return current;
     };
+
+    let acquiring = false;
+    let downWarned = false;
+    /** Stands by until this instance holds the feed's lease, then polls at once. */
+    const waitForLease = () => {
+      if (!sharedLease || acquiring || closed) return;
+      acquiring = true;
+      sharedLease.acquire(feed, closing.signal).then(
+        () => {
+          acquiring = false;
+          if (!closed && running) void poll().catch(() => {});
+        },
+        () => {
+          acquiring = false;
+        },
+      );
+    };
+    const onLeaseState = (f: string, state: 'active' | 'standby' | 'down') => {
+      if (f !== feed || closed) return;
+      if (state === 'standby') {
+        node.status({ fill: 'yellow', shape: 'ring', text: tp(RED, 'status.standby') });
+        if (!current) waitForLease();
+      } else if (state === 'down') {
+        node.status({ fill: 'red', shape: 'ring', text: tp(RED, 'status.sharedDown') });
+        if (!downWarned) node.warn(tp(RED, 'status.sharedDown'));
+        downWarned = true;
+        if (!current) waitForLease();
+      } else {
+        downWarned = false;
+      }
+    };
+    sharedLease?.on('state', onLeaseState);
 
     const schedule = () => {
       unschedule();
@@ -333,6 +381,11 @@ export default function register(RED: NodeAPI): void {
         .then(async () => {
           // A deleted poller's mark file goes with it (as its node context does).
           if (removed && store instanceof FallbackMarkStore && userDir) await new FileMarkStore(path.join(userDir, FEED_DIR)).remove(feed).catch(() => {});
+          if (sharedLease) {
+            sharedLease.off('state', onLeaseState);
+            // A clean stop hands the feed over at once (the mark is written: nothing repeats).
+            await sharedLease.release(feed);
+          }
         })
         .then(() => done());
     });

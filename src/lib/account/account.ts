@@ -128,7 +128,8 @@ export function createAccount(opts: AccountOptions): Account {
           ...(opts.defaultGroup !== undefined ? { defaultGroup: opts.defaultGroup } : {}),
           tls: opts.tls,
           ...(opts.throttled ? { throttled: opts.throttled } : {}),
-          gates: localBudget().gates,
+          // A shared (Redis) budget that offers gates is what the client counts with (issue 19).
+          gates: (account.budget as { gates?: MemoryRateBudget['gates'] }).gates ?? localBudget().gates,
         });
       }
       return client;

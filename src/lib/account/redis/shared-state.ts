@@ -1,0 +1,116 @@
+/**
+ * The Redis shared-state backend (issue 19) for the account factory (../shared.ts): with
+ * `redis` set on an `iotgw-gateway` / `iotgw-app`, the account's rate budget, bearer token,
+ * feed marks and feed lease live in Redis, shared by every instance naming the same account.
+ */
+import type { Semaphore, SlidingWindowLimiter } from '../../limiter';
+import type { AccountKey, FeedLease, MarkStore, RateBudget, SharedState, TokenSource } from '../types';
+import type { RedisConnection } from './connection';
+import { AccountKeys } from './keys';
+import { RedisRateBudget, type RateGroup } from './rate-budget';
+import { RedisTokenSource } from './token-source';
+import { RedisFeedLease } from './feed-lease';
+import { RedisMarkStore } from './mark-store';
+
+/** What the backend needs of the account beyond its key. */
+export interface RedisAccountSettings {
+  groups: Record<string, RateGroup>;
+  maxConcurrent: number;
+  timeoutMs: number;
+  /** Lifetime assumed for a token whose source does not tell it (ms). Default 10 min. */
+  tokenLifetimeMs?: number;
+  leaseMs?: number;
+  marginMs?: number;
+}
+
+/**
+ * The Redis budget in the form ApiClient takes its gates (ClientOptions.gates: a semaphore
+ * and a limiter per group), so the account's client counts its calls in Redis.
+ */
+export function redisGates(budget: RedisRateBudget, groups: string[]): { concurrency: Semaphore; limiters: Map<string, SlidingWindowLimiter> } {
+  let inFlight = 0;
+  const concurrency = {
+    get inFlight() {
+      return inFlight;
+    },
+    queued: 0,
+    async acquire(signal?: AbortSignal) {
+      const release = await budget.acquireConcurrency(signal);
+      inFlight++;
+      let done = false;
+      return () => {
+        if (done) return;
+        done = true;
+        inFlight--;
+        release();
+      };
+    },
+    close() {
+      void budget.close();
+    },
+  };
+  const limiters = new Map<string, unknown>();
+  for (const g of groups) {
+    limiters.set(g, {
+      get enabled() {
+        return budget.windowMs(g) > 0;
+      },
+      get window() {
+        return budget.windowMs(g);
+      },
+      queued: 0,
+      acquire: (signal?: AbortSignal) => budget.acquireRate(g, signal),
+      penalize: (ms: number) => budget.penalize(g, ms),
+      msUntilFree: () => budget.msUntilFree(g),
+      close: () => {},
+    });
+  }
+  return { concurrency: concurrency as unknown as Semaphore, limiters: limiters as Map<string, SlidingWindowLimiter> };
+}
+
+/** A RateBudget that also hands ApiClient its gates (see account.ts). */
+export class GatedRedisRateBudget extends RedisRateBudget {
+  readonly gates: { concurrency: Semaphore; limiters: Map<string, SlidingWindowLimiter> };
+  constructor(...args: ConstructorParameters<typeof RedisRateBudget>) {
+    super(...args);
+    this.gates = redisGates(this, Object.keys(args[2].groups));
+  }
+}
+
+export function redisSharedState(conn: RedisConnection, settings: (account: AccountKey) => RedisAccountSettings, instanceId?: string): SharedState {
+  const keysOf = (a: AccountKey) => AccountKeys.of(conn.keyPrefix, { baseUrl: a.baseUrl, ...(a.principal ? { clientId: a.principal } : { clientId: `${a.kind}:${a.id}` }) });
+  return {
+    rateBudget(account: AccountKey, _local: RateBudget): RateBudget {
+      const s = settings(account);
+      return new GatedRedisRateBudget(conn, keysOf(account), {
+        groups: s.groups,
+        maxConcurrent: s.maxConcurrent,
+        timeoutMs: s.timeoutMs,
+        ...(s.leaseMs !== undefined ? { leaseMs: s.leaseMs } : {}),
+        ...(s.marginMs !== undefined ? { marginMs: s.marginMs } : {}),
+        label: `${account.kind} ${account.baseUrl}`,
+      });
+    },
+    tokenSource(account: AccountKey, name: string, local: TokenSource): TokenSource {
+      const s = settings(account);
+      const keys = keysOf(account);
+      const lifetime = s.tokenLifetimeMs ?? 600_000;
+      let last: string | undefined;
+      // The fetch for the fleet goes through the account's own provider: drop what it cached, then ask it.
+      const fetcher = async (signal?: AbortSignal) => {
+        if (last) local.invalidate(last);
+        const token = await local.token(signal);
+        last = token;
+        return { token, expiresInMs: lifetime };
+      };
+      return new RedisTokenSource(conn, new AccountKeys(keys.prefix, keys.hash), fetcher, { timeoutMs: s.timeoutMs, skewMs: 0 }).named(name);
+    },
+    markStore(account: AccountKey, _local: MarkStore): MarkStore {
+      return new RedisMarkStore(conn, keysOf(account), { timeoutMs: settings(account).timeoutMs });
+    },
+    feedLease(account: AccountKey, _local: FeedLease): FeedLease {
+      const s = settings(account);
+      return new RedisFeedLease(conn, keysOf(account), { ...(s.leaseMs !== undefined ? { leaseMs: s.leaseMs } : {}), ...(instanceId ? { instanceId } : {}) });
+    },
+  };
+}

@@ -1,0 +1,145 @@
+/**
+ * One bearer token for every instance of the account. The first instance that needs one
+ * takes a lock key (`SET NX PX`) and fetches it; the others wait for it to appear in Redis
+ * (single flight for the fleet). The token is stored with its own lifetime (minus a skew),
+ * so it expires in Redis as it would at the gateway. Only the bearer token is written to
+ * Redis, never a client secret. After a 401, `invalidate(refused)` deletes it in Redis only
+ * if it is still the refused one, so three instances seeing one 401 cause one new fetch.
+ */
+import { randomUUID } from 'node:crypto';
+import { GatewayError } from '../../errors';
+import type { TokenSource } from '../types';
+import type { AccountKeys } from './keys';
+import { abortableSleep, type RedisConnection } from './connection';
+import { script } from './script';
+
+export interface FetchedToken {
+  token: string;
+  /** Lifetime from now, ms. */
+  expiresInMs: number;
+}
+
+/** Fetches a new token from the service (client credentials, app login). */
+export type TokenFetcher = (signal?: AbortSignal) => Promise<FetchedToken>;
+
+export interface RedisTokenSourceOptions {
+  /** How long one fetch may take, and how long a caller waits for Redis. */
+  timeoutMs: number;
+  /** Taken off the lifetime (at most half of it). Default 30 s. */
+  skewMs?: number;
+}
+
+/** KEYS: token. Returns {token, pttl} or nil. */
+const GET_TOKEN = `local v = redis.call('GET', KEYS[1])
+if not v then return nil end
+return {v, redis.call('PTTL', KEYS[1])}`;
+
+/** KEYS: key. ARGV: value. Deletes the key only if it holds `value`. */
+const DEL_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
+export class RedisTokenSource implements TokenSource {
+  private readonly getToken = script(GET_TOKEN);
+  private readonly delIf = script(DEL_IF);
+  private cached: string | undefined;
+  private cachedUntil = 0;
+  private pending: Promise<string> | undefined;
+  private readonly invalidated = new Set<string>();
+  private closed = false;
+  /** Fetches this instance made, for tests and benchmarks. */
+  readonly stats = { fetches: 0 };
+
+  constructor(
+    private readonly conn: RedisConnection,
+    private readonly keys: AccountKeys,
+    private readonly fetcher: TokenFetcher,
+    private readonly opts: RedisTokenSourceOptions,
+  ) {}
+
+  private name = 'bearer';
+
+  /** Several token sources of one account (bearer, broker) keep separate keys. */
+  named(name: string): this {
+    this.name = name.replace(/[^A-Za-z0-9_-]/g, '_') || 'bearer';
+    return this;
+  }
+
+  private tokenKey(): string {
+    return this.name === 'bearer' ? this.keys.key('token') : this.keys.key('token', this.name);
+  }
+
+  token(signal?: AbortSignal): Promise<string> {
+    if (this.cached && Date.now() < this.cachedUntil) return Promise.resolve(this.cached);
+    // One flight per instance; it takes no caller's signal (one closing node must not fail its siblings).
+    if (!this.pending) {
+      this.pending = this.fleetToken().finally(() => {
+        this.pending = undefined;
+      });
+    }
+    if (!signal) return this.pending;
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) return reject(signal.reason);
+      const onAbort = () => reject(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.pending!.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
+  }
+
+  private async fleetToken(): Promise<string> {
+    const tokenKey = this.tokenKey();
+    const lockKey = `${tokenKey}:lock`;
+    const timeoutMs = this.opts.timeoutMs;
+    const lockMs = timeoutMs + 5000;
+    const deadline = Date.now() + lockMs + timeoutMs;
+    const me = randomUUID();
+    let delay = 25;
+    for (;;) {
+      if (this.closed) throw new Error('token source closed');
+      const got = (await this.conn.run('reading the shared token', (r) => this.getToken(r, [tokenKey], []), { timeoutMs })) as [string, number] | null;
+      if (got && got[1] > 0) return this.remember(got[0], Number(got[1]));
+      const locked = await this.conn.run('locking the token fetch', (r) => r.set(lockKey, me, 'PX', lockMs, 'NX'), { timeoutMs });
+      if (locked === 'OK') {
+        try {
+          this.stats.fetches++;
+          const f = await this.fetcher();
+          const skew = Math.min(this.opts.skewMs ?? 30_000, f.expiresInMs / 2);
+          const ttl = Math.max(1000, Math.floor(f.expiresInMs - skew));
+          await this.conn.run('storing the shared token', (r) => r.set(tokenKey, f.token, 'PX', ttl), { timeoutMs });
+          return this.remember(f.token, ttl);
+        } finally {
+          await this.conn.run('unlocking the token fetch', (r) => this.delIf(r, [lockKey], [me]), { timeoutMs }).catch(() => {});
+        }
+      }
+      // A lock holder that died leaves a lock that ends by itself (lockMs); past that, give up.
+      if (Date.now() > deadline) {
+        throw new GatewayError('TIMEOUT', `no shared token appeared within ${Math.round((lockMs + timeoutMs) / 1000)} s while another instance was fetching it`);
+      }
+      await abortableSleep(delay);
+      delay = Math.min(250, delay * 2);
+    }
+  }
+
+  private remember(token: string, ttlMs: number): string {
+    this.cached = token;
+    this.cachedUntil = Date.now() + ttlMs;
+    return token;
+  }
+
+  invalidate(refused: string): boolean {
+    if (this.invalidated.has(refused)) return false;
+    this.invalidated.add(refused);
+    if (this.invalidated.size > 16) this.invalidated.delete(this.invalidated.values().next().value as string);
+    if (this.cached === refused) {
+      this.cached = undefined;
+      this.cachedUntil = 0;
+    }
+    const tokenKey = this.tokenKey();
+    void this.conn.run('dropping the refused token', (r) => this.delIf(r, [tokenKey], [refused]), { timeoutMs: this.opts.timeoutMs }).catch(() => {});
+    return true;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.cached = undefined;
+  }
+}

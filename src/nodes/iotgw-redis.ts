@@ -1,0 +1,148 @@
+/**
+ * `iotgw-redis`: a Redis server shared by several Node-RED instances (issue 19). One
+ * connection per config node, opened when the first account registers and closed with its
+ * last user, like the MQTT broker node shares one connection. The accounts that name it
+ * (`iotgw-gateway`, `iotgw-app` with `redis` set) keep their rate budget, token, feed leases
+ * and marks in it.
+ */
+import type { Node, NodeAPI, NodeDef } from 'node-red';
+import { GatewayError } from '../lib/errors';
+import { resolveCredential } from '../lib/node-kit';
+import { tlsFromConfigNode } from '../lib/tls';
+import { RedisConnection, SharedRedis, checkRedisUrl, redisAddress } from '../lib/account/redis/connection';
+import { redisSharedState, type RedisAccountSettings } from '../lib/account/redis/shared-state';
+import { provideSharedState } from '../lib/account/shared';
+import type { AccountKey } from '../lib/account/types';
+
+/** The limits of an account as its config node read them (gateway: SEND and GET; app: APP). */
+function accountSettings(RED: NodeAPI, account: AccountKey): RedisAccountSettings {
+  const n = RED.nodes.getNode(account.id) as (Node & { settings?: Record<string, unknown> }) | null;
+  const s = n?.settings ?? {};
+  const num = (k: string, d: number) => (typeof s[k] === 'number' && Number.isFinite(s[k]) ? (s[k] as number) : d);
+  const limit = { calls: num('rateLimitCalls', 5), windowMs: num('rateLimitWindowMs', 60_000) };
+  return {
+    groups: account.kind === 'app' ? { APP: limit } : { SEND: limit, GET: limit },
+    maxConcurrent: num('maxConcurrent', 3),
+    timeoutMs: num('timeoutMs', 30_000),
+  };
+}
+
+export interface RedisConfig extends NodeDef {
+  url?: string;
+  keyPrefix?: string;
+  tls?: string;
+}
+
+export interface RedisCredentials {
+  username?: string;
+  password?: string;
+}
+
+export interface RedisSettings {
+  url: string;
+  keyPrefix: string;
+}
+
+export interface RedisConfigNode extends Node<RedisCredentials> {
+  settings: RedisSettings;
+  /** Registers `user` and returns the shared connection (opened with its first user). */
+  register(user: Node | { id: string }): RedisConnection;
+  /** Deregisters `user`; the connection closes with its last user. */
+  deregister(user: Node | { id: string }): Promise<void>;
+  /** The number of registered users (tests). */
+  userCount(): number;
+}
+
+export const REDIS_DEFAULTS = { url: 'redis://127.0.0.1:6379/0', keyPrefix: 'iotgw:' };
+
+/** Resolves `${ENV}` and defaults, and checks the URL and the prefix. */
+export function redisSettings(config: RedisConfig, resolve: (v: string) => string = (v) => v): RedisSettings {
+  const url = resolve(String(config.url ?? '').trim()).trim() || REDIS_DEFAULTS.url;
+  checkRedisUrl(url);
+  const rawPrefix = config.keyPrefix === undefined || config.keyPrefix === null ? REDIS_DEFAULTS.keyPrefix : String(config.keyPrefix);
+  const keyPrefix = resolve(rawPrefix.trim());
+  if (keyPrefix.length > 64 || /[{}\s]/.test(keyPrefix)) {
+    throw new GatewayError('BAD_INPUT', 'keyPrefix: at most 64 characters, no braces and no spaces (for example iotgw:)', { field: 'keyPrefix' });
+  }
+  return { url, keyPrefix };
+}
+
+export default function register(RED: NodeAPI): void {
+  function IotgwRedisNode(this: RedisConfigNode, config: RedisConfig) {
+    RED.nodes.createNode(this, config);
+    const node = this;
+    const label = `iotgw-redis "${config.name || node.id}"`;
+    const env = (v: string) => resolveCredential(RED, node, v);
+    let configError: GatewayError | undefined;
+    try {
+      node.settings = redisSettings(config, env);
+    } catch (err) {
+      configError = err as GatewayError;
+      node.settings = { ...REDIS_DEFAULTS };
+      node.error(`${label}: ${configError.message}`);
+    }
+    const tls = tlsFromConfigNode(RED, node, config.tls, label);
+    const shared = new SharedRedis(() => {
+      const conn = new RedisConnection({
+        url: node.settings.url,
+        keyPrefix: node.settings.keyPrefix,
+        username: env(node.credentials?.username ?? ''),
+        password: env(node.credentials?.password ?? ''),
+        tls,
+        label: `redis ${redisAddress(node.settings.url)}`,
+      });
+      // One warning per outage, not one per reconnect attempt; never the URL's credentials.
+      let warned = false;
+      conn.on('failure', (err: Error) => {
+        if (warned) return;
+        warned = true;
+        node.warn(`${label}: Redis at ${conn.address} cannot be reached (${err.message}); reconnecting`);
+      });
+      conn.on('up', () => {
+        if (warned) node.log(`${label}: Redis at ${conn.address} is reachable again`);
+        warned = false;
+      });
+      return conn;
+    });
+
+    // The account factory asks this resolver for every account; it answers for those naming this node.
+    const instanceId = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    const unprovide = provideSharedState((account, cfg) => {
+      if (configError || cfg.redis !== node.id) return undefined;
+      const conn = shared.register(`${account.kind}:${account.id}`);
+      return redisSharedState(conn, (a) => accountSettings(RED, a), instanceId);
+    });
+
+    node.register = (user) => {
+      if (configError) throw configError;
+      return shared.register(user.id);
+    };
+    node.deregister = (user) => shared.deregister(user.id);
+    node.userCount = () => shared.userCount;
+
+    node.on('close', (_removed: boolean, done: () => void) => {
+      unprovide();
+      void shared.close().then(
+        () => done(),
+        () => done(),
+      );
+    });
+  }
+
+  RED.nodes.registerType('iotgw-redis', IotgwRedisNode as unknown as (this: Node, config: NodeDef) => void, {
+    credentials: {
+      username: { type: 'text' },
+      password: { type: 'password' },
+    },
+  });
+}
+
+/** Looks up an `iotgw-redis` node by id (an account's optional `redis` property); undefined when unset. */
+export function getRedis(RED: NodeAPI, id: string | undefined): RedisConfigNode | undefined {
+  if (!id) return undefined;
+  const n = RED.nodes.getNode(id) as RedisConfigNode | null;
+  if (!n || typeof n.register !== 'function') {
+    throw new GatewayError('BAD_INPUT', 'redis: the selected iotgw-redis config node does not exist; choose one or clear the field', { field: 'redis' });
+  }
+  return n;
+}
