@@ -271,21 +271,37 @@ Profiles: \`BENCH_PROFILE_DIR=/tmp/prof npm run bench -- overhead\` makes every 
 \`node bench/lib/profile-incl.js <file> <regex>...\` the inclusive time of matching functions.
 \`BENCH_OVERHEAD_ONLY=ours|core|undici\` runs one client of figure 2; \`BENCH_NODE_ARGS\` passes node options to the child.
 
-- **Overhead (2)**: a call through Node-RED costs the runtime's msg passing (two hops a call, each a setImmediate),
-  the function node's sandbox that drives the loop, and our per-call work; the bare undici client has none of it, so
-  0.8 of bare undici is out of reach for any Node-RED node at this concurrency (the core node reaches less than ours).
-  In our code the largest avoidable cost was \`handleInput\` in \`src/lib/node-kit.ts\`: \`showBusy\` translated the
-  "requesting" status text through i18next on **every** msg; it is now translated once per node (commit "handleInput:
-  translate the 'requesting' status once per node"), which gave about a third more calls/s in an A/B run. What is left of
-  ours per call: a node status set twice per msg (busy, then idle), \`AbortSignal.any\` plus a timeout AbortController in
-  \`ApiClient.send\` (\`src/lib/http.ts\`), and the lossless-json parse of the reply (\`parseJson\`, \`src/lib/int64.ts\`).
+- **Batching (2b)**: the batcher used to cut a batch before the call could leave (rate slot only, then the batch waited
+  in the concurrency semaphore), so with lingerMs 0 a burst left as one-item calls. Now \`ApiClient.acquireCall\`
+  (\`src/lib/http.ts\`) gives the batcher the call's auth headers, a concurrency slot and the group's rate slot (in that
+  order, never holding the concurrency slot while a rate window is waited for) and only then is the batch cut
+  (\`src/lib/batcher.ts\`); a free slot sends a partial batch at once, and lingerMs only applies while a burst is still
+  arriving (the queue grew since the last event-loop turn). Tests: \`test/batching-load.test.js\` (items per call counted at
+  the simulator in a real Node-RED runtime).
+- **Overhead (2)**: the baseline is now the floor node (\`bench/floor-node\`), not bare undici outside Node-RED: a call
+  through Node-RED also costs the runtime's msg passing and the function node that drives the loop, which no node can
+  avoid. The figures stored here were taken while the 2 cores were shared with seven other engineers' builds and tests
+  (load average 14 to 17, CPU 100% busy before the start): single runs of a few seconds swing by a factor of 2 or more,
+  so the ratio ours / floor from that run is not a measurement of our per-call cost; re-run
+  \`npm run bench -- overhead\` on a quiet machine. Per-call work of ours that the floor does not do: input checks,
+  exact-int64 parse of the reply (\`parseJson\`, native JSON.parse when no integer can be unsafe), the zod schema check
+  of the reply, node status, the batcher's bookkeeping. No profile was taken for issue 17.
 - **Poller (3) and inventory (4)**: the heap kept after a drain or walk (after GC) does not grow with the size, and
   with the old generation capped at 80 MB the big runs finish; the peak that grows with the default heap is garbage
   V8 has not collected yet (its old generation grows under a sustained allocation rate). In the inventory the
   allocation per device comes from \`parseJson\` (lossless-json, \`src/lib/int64.ts\`), the zod page schema
   (\`parseReply\` with \`devicePageReply\`, \`src/lib/broker-api.ts\`) and \`redactDevice\` copying every device.
-- **Installed size (5)**: zod 4 ships its sources, CommonJS and ESM builds, typings and locales; it is most of the
-  installed size. Undici and zod are also most of the load time.
+  Not reduced in issue 17 (no time left): these figures are from the earlier run.
+- **Installed size (5)**: the runtime dependencies are now bundled at build time (\`scripts/bundle.js\`, esbuild, run by
+  \`npm run build\`): undici cut to the dispatchers we use (its fetch, websocket, mock and cache parts left out), zod's
+  locales cut to English, everything else tree-shaken from the ESM builds; the package has no runtime dependency left.
+  Bundle sizes (\`node scripts/bundle.js --meta\`, esbuild 0.28.2): \`dist/bundle/nodes.js\` 821 kB, of which zod core and
+  classic about 306 kB, undici about 400 kB (llhttp 154 kB), our own code 90 kB; \`index.js\` and \`cli.js\` (the simulator)
+  67 kB each. \`npm pack --dry-run\`: 1,163,278 bytes unpacked. A Redis client for the fleet issue, bundled the same way
+  (esbuild 0.28.2, \`--bundle --platform=node --main-fields=module,main --minify-syntax --minify-whitespace --keep-names\`
+  of \`require('<client>')\` alone, in a scratch directory): \`ioredis\` 6.0.0 282 kB, \`@redis/client\` 6.3.1 (\`createClient\`)
+  661 kB, \`redis\` 6.3.1 (with its modules) 838 kB. With ioredis the package would stay about 1.45 MB unpacked; with
+  \`redis\` about 2.0 MB, at the limit: ioredis (or \`@redis/client\`) is the one that keeps the fleet build under 2 MB.
 `;
 
 module.exports = { render };

@@ -68,7 +68,7 @@ module.exports = async function footprint(opts = {}) {
   const ROUNDS = opts.quick ? 3 : 5;
   const START_ROUNDS = opts.quick ? 3 : 9;
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-bench-pack-'));
-  const npmEnv = { ...process.env, npm_config_loglevel: 'error', npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' };
+  const npmEnv = { ...process.env, npm_config_ignore_scripts: 'true', npm_config_loglevel: 'error', npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' };
   try {
     // Pack without running prepare (dist/ is built already).
     const packOut = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT, env: npmEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
