@@ -6,9 +6,10 @@
  * body of one ModeMessage and a bearer token, the JSON reply read whole and parsed. CONC
  * msgs are kept in flight (closed loop: a msg ends, the next starts) for DURATION s; the
  * first WARMUP s are not counted.
- *  - ours: a function node sends one msg per call to iotgw-terminal-mode with the gateway
- *    config as a user leaves it (maxBatchSize 100, lingerMs 50) but maxConcurrent CONC and
- *    rateLimitCalls 0. With CONC msgs in flight and CONC slots, every msg is one call.
+ *  - ours: a function node sends msgs to iotgw-terminal-mode, gateway maxBatchSize 1 (one
+ *    call per msg, the target), maxConcurrent CONC, rateLimitCalls 0; and again as a user
+ *    leaves it (maxBatchSize 100, lingerMs 50): the msgs that come back together are sent
+ *    again together, so it makes fewer calls (msgs per call counted at the simulator).
  *  - floor: the same loop into bench/floor-node, a minimal Node-RED node doing one undici
  *    request per msg and nothing else (a Pool of CONC connections). It is the baseline:
  *    the least any node can cost per call in this runtime.
@@ -94,6 +95,17 @@ return m;`;
     if (!only || only === 'ours') await runRed(
       'ours',
       onTab([
+        gatewayConfig(s.url, { rateLimitCalls: 0, maxConcurrent: CONC, maxBatchSize: 1 }),
+        { id: 'go', type: 'inject', once: true, onceDelay: '0.5', props: [{ p: 'payload' }], payload: '', payloadType: 'date', wires: [['start']] },
+        { id: 'start', type: 'function', func: startFn(oursMake), outputs: 1, wires: [['mode']] },
+        { id: 'mode', type: 'iotgw-terminal-mode', gateway: 'gw', mode: 0, wakeupInterval: 0, family: 'any', wires: [['loop'], ['loop']] },
+        { id: 'loop', type: 'function', func: loopFn(oursMake), outputs: 1, wires: [['mode']] },
+        { id: 'catch', type: 'catch', scope: ['mode'], uncaught: false, wires: [['loop']] },
+      ]),
+    );
+    if (!only || only === 'ours') await runRed(
+      'oursBatching',
+      onTab([
         gatewayConfig(s.url, { rateLimitCalls: 0, maxConcurrent: CONC, maxBatchSize: 100 }),
         { id: 'go', type: 'inject', once: true, onceDelay: '0.5', props: [{ p: 'payload' }], payload: '', payloadType: 'date', wires: [['start']] },
         { id: 'start', type: 'function', func: startFn(oursMake), outputs: 1, wires: [['mode']] },
@@ -131,10 +143,10 @@ return m;`;
     });
     const first = out.ends.length ? out.ends[0] : Date.now();
     results.undici = { ...summarise(out.ends, out.lat, first + WARMUP_S * 1000, first + DURATION_S * 1000 - 200), errors: out.errors };
-    for (const k of ['ours', 'floor', 'core']) results[k] ??= { calls: 0, perSecond: 0 };
+    for (const k of ['ours', 'oursBatching', 'floor', 'core']) results[k] ??= { calls: 0, perSecond: 0 };
     const of = (a, b) => (b.perSecond ? r2(a.perSecond / b.perSecond) : null);
     return {
-      setup: { concurrency: CONC, durationS: DURATION_S, warmupS: WARMUP_S, oneCall: 'POST terminal/mode, one ModeMessage, bearer token, JSON reply parsed', ours: `gateway maxBatchSize 100, lingerMs 50, maxConcurrent ${CONC}, rateLimitCalls 0`, floor: `bench/floor-node, undici Pool of ${CONC}`, core: 'http request node, keep-alive (persist) on, return parsed JSON' },
+      setup: { concurrency: CONC, durationS: DURATION_S, warmupS: WARMUP_S, oneCall: 'POST terminal/mode, one ModeMessage, bearer token, JSON reply parsed', ours: `gateway maxBatchSize 1, maxConcurrent ${CONC}, rateLimitCalls 0`, oursBatching: `gateway maxBatchSize 100, lingerMs 50, maxConcurrent ${CONC}, rateLimitCalls 0`, floor: `bench/floor-node, undici Pool of ${CONC}`, core: 'http request node, keep-alive (persist) on, return parsed JSON' },
       ...results,
       oursOfFloor: of(results.ours, results.floor),
       floorOfUndici: of(results.floor, results.undici),
