@@ -1,2 +1,2 @@
-// Compiled from src/nodes/iotgw-lorawan-referral.ts (see package.json "build").
-module.exports = require("../dist/nodes/iotgw-lorawan-referral").default;
+// Bundled from src/nodes/iotgw-lorawan-referral.ts by scripts/bundle.js (npm run build); this file is written by it.
+module.exports = require('../dist/bundle/nodes.js')["iotgw-lorawan-referral"];

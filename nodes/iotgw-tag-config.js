@@ -1,2 +1,2 @@
-// Compiled from src/nodes/iotgw-tag-config.ts (see package.json "build").
-module.exports = require("../dist/nodes/iotgw-tag-config").default;
+// Bundled from src/nodes/iotgw-tag-config.ts by scripts/bundle.js (npm run build); this file is written by it.
+module.exports = require('../dist/bundle/nodes.js')["iotgw-tag-config"];

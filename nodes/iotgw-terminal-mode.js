@@ -1,2 +1,2 @@
-// Compiled from src/nodes/iotgw-terminal-mode.ts (see package.json "build").
-module.exports = require("../dist/nodes/iotgw-terminal-mode").default;
+// Bundled from src/nodes/iotgw-terminal-mode.ts by scripts/bundle.js (npm run build); this file is written by it.
+module.exports = require('../dist/bundle/nodes.js')["iotgw-terminal-mode"];

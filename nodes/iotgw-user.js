@@ -1,2 +1,2 @@
-// Compiled from src/nodes/iotgw-user.ts (see package.json "build").
-module.exports = require("../dist/nodes/iotgw-user").default;
+// Bundled from src/nodes/iotgw-user.ts by scripts/bundle.js (npm run build); this file is written by it.
+module.exports = require('../dist/bundle/nodes.js')["iotgw-user"];

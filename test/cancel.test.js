@@ -71,7 +71,8 @@ describe('iotgw-cancel against the simulator', function () {
     const ids = Array.from({ length: 250 }, (_, i) => 1000 + i);
     n.get('cancel').receive({ payload: ids });
     await until(() => out.length === 1);
-    assert.deepEqual(sim.server.callsTo('terminal/cancel').map((c) => JSON.parse(c.body).length), [100, 100, 50]);
+    // The three calls leave together (three slots free); the log is in order of completion.
+    assert.deepEqual(sim.server.callsTo('terminal/cancel').map((c) => JSON.parse(c.body).length).sort((a, b) => b - a), [100, 100, 50]);
     assert.deepEqual(out[0].payload.map((c) => c.ID), ids);
   });
 

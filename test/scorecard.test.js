@@ -132,7 +132,9 @@ describe('Flow Library scorecard (offline checks of node-red-dev validate)', fun
       }
     });
     it('ships the editor files, the examples and the compiled code', function () {
-      for (const f of ['nodes/', 'examples/', 'dist/']) assert.ok((pkg.files || []).includes(f), `files does not include ${f}`);
+      // The compiled code ships as the esbuild bundle (dist/bundle/, scripts/bundle.js); main and the bin live there.
+      for (const f of ['nodes/', 'examples/', 'dist/bundle/']) assert.ok((pkg.files || []).includes(f), `files does not include ${f}`);
+      for (const p of [pkg.main, ...Object.values(pkg.bin || {})]) assert.ok(p.startsWith('dist/bundle/'), `${p} is not in the shipped bundle`);
     });
   });
 

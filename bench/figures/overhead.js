@@ -1,21 +1,23 @@
 'use strict';
 /**
- * Figure 2: overhead with the limits off.
+ * Figure 2: overhead with the limits off, one call per msg, at 3 and at 16 msgs in flight.
  *
- * One "call" is the same request in all three: POST /api/v1.0/terminal/mode with a JSON
+ * One "call" is the same request for every client: POST /api/v1.0/terminal/mode with a JSON
  * body of one ModeMessage and a bearer token, the JSON reply read whole and parsed. CONC
- * calls are kept in flight (closed loop: a call ends, the next starts) for DURATION s;
- * the first WARMUP s are not counted.
- *  - ours: a function node sends one msg per call to iotgw-terminal-mode; the gateway
- *    config has maxBatchSize 1 (so every msg is one call and the batcher never lingers),
- *    maxConcurrent CONC, rateLimitCalls 0 (no pacing). A msg's latency runs from the
- *    function's send to the msg arriving on the node's output (Node-RED's msg passing
- *    included). Runs in a child Node-RED.
- *  - core: function (sets url, method, headers, JSON payload) -> http request (keep-alive
- *    on, parse JSON) -> function; latency likewise, in the same child Node-RED.
- *  - undici: bench/undici-client.js, a Pool of CONC connections in a child process,
- *    latency around request() + body.json().
- * The simulator (limits off) runs in the benchmark's own process.
+ * msgs are kept in flight (closed loop: a msg ends, the next starts) for DURATION s; the
+ * first WARMUP s are not counted.
+ *  - ours: a function node sends msgs to iotgw-terminal-mode, gateway maxBatchSize 1 (one
+ *    call per msg, the target), maxConcurrent CONC, rateLimitCalls 0; and again as a user
+ *    leaves it (maxBatchSize 100, lingerMs 50): the msgs that come back together are sent
+ *    again together, so it makes fewer calls (msgs per call counted at the simulator).
+ *  - floor: the same loop into bench/floor-node, a minimal Node-RED node doing one undici
+ *    request per msg and nothing else (a Pool of CONC connections). It is the baseline:
+ *    the least any node can cost per call in this runtime.
+ *  - core: function (url, method, headers, JSON payload) -> http request (keep-alive on,
+ *    parsed JSON) -> function; for reference.
+ *  - undici: bench/undici-client.js, a bare Pool of CONC connections outside Node-RED, for reference.
+ * The simulator (limits off) runs in the benchmark's own process; ours, floor and core run
+ * one after the other in one child Node-RED.
  */
 const path = require('node:path');
 const { execFile } = require('node:child_process');
@@ -31,13 +33,20 @@ function summarise(ends, lat, fromMs, toMs) {
 }
 
 module.exports = async function overhead(opts = {}) {
-  const CONC = 4;
+  const levels = [];
+  for (const CONC of [3, 16]) levels.push(await level(CONC, opts));
+  const met = levels.every((l) => l.oursOfFloor !== null && l.oursOfFloor >= 0.9);
+  return { figure: 'overhead', levels, met };
+};
+
+async function level(CONC, opts) {
   const DURATION_S = opts.quick ? 4 : 10;
   const WARMUP_S = opts.quick ? 1 : 2;
   const { startSimulator } = sim();
   const s = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, acceptUnknownTerminals: true } });
-  s.server.maxCallLog = 100;
-  const red = new ChildRed(makeUserDir('link'));
+  // Every call is logged, so that the calls per msg of each client can be counted.
+  s.server.maxCallLog = 1_000_000;
+  const red = new ChildRed(makeUserDir('link', { floor: true }));
   const results = {};
   try {
     await red.start();
@@ -64,6 +73,7 @@ return m;`;
 
     const runRed = async (name, flows) => {
       await red.reset();
+      s.server.clearCalls();
       const cpu0 = (await red.stats()).cpu;
       const t0 = Date.now();
       await red.deploy(flows);
@@ -73,7 +83,11 @@ return m;`;
       const cpu = (st.cpu.user + st.cpu.system - cpu0.user - cpu0.system) / 1000;
       const first = st.latEnd.length ? st.latEnd[0] : t0;
       const sum = summarise(st.latEnd, st.latMs, first + WARMUP_S * 1000, first + DURATION_S * 1000 - 200);
-      results[name] = { ...sum, errors: st.counters.errors || 0, cpuMsPerCall: st.latEnd.length ? r2(cpu / st.latEnd.length) : null };
+      // Calls the simulator saw against the msgs that ended (1: one call per msg).
+      const calls = s.server.callsTo('terminal/mode');
+      const items = calls.reduce((a, c) => a + (c.body.match(/DestinationID/g) || []).length, 0);
+      s.server.clearCalls();
+      results[name] = { ...sum, errors: st.counters.errors || 0, cpuMsPerCall: st.latEnd.length ? r2(cpu / st.latEnd.length) : null, itemsPerCall: calls.length ? r2(items / calls.length) : null };
     };
 
     // BENCH_OVERHEAD_ONLY=ours|core|undici runs one variant (for profiling).
@@ -87,6 +101,28 @@ return m;`;
         { id: 'mode', type: 'iotgw-terminal-mode', gateway: 'gw', mode: 0, wakeupInterval: 0, family: 'any', wires: [['loop'], ['loop']] },
         { id: 'loop', type: 'function', func: loopFn(oursMake), outputs: 1, wires: [['mode']] },
         { id: 'catch', type: 'catch', scope: ['mode'], uncaught: false, wires: [['loop']] },
+      ]),
+    );
+    if (!only || only === 'ours') await runRed(
+      'oursBatching',
+      onTab([
+        gatewayConfig(s.url, { rateLimitCalls: 0, maxConcurrent: CONC, maxBatchSize: 100 }),
+        { id: 'go', type: 'inject', once: true, onceDelay: '0.5', props: [{ p: 'payload' }], payload: '', payloadType: 'date', wires: [['start']] },
+        { id: 'start', type: 'function', func: startFn(oursMake), outputs: 1, wires: [['mode']] },
+        { id: 'mode', type: 'iotgw-terminal-mode', gateway: 'gw', mode: 0, wakeupInterval: 0, family: 'any', wires: [['loop'], ['loop']] },
+        { id: 'loop', type: 'function', func: loopFn(oursMake), outputs: 1, wires: [['mode']] },
+        { id: 'catch', type: 'catch', scope: ['mode'], uncaught: false, wires: [['loop']] },
+      ]),
+    );
+    const floorMake = `{ payload: [{ DestinationID: ${idExpr}, Mode: 0, WakeupInterval: 0 }] }`;
+    if (!only || only === 'floor') await runRed(
+      'floor',
+      onTab([
+        { id: 'go', type: 'inject', once: true, onceDelay: '0.5', props: [{ p: 'payload' }], payload: '', payloadType: 'date', wires: [['start']] },
+        { id: 'start', type: 'function', func: startFn(floorMake), outputs: 1, wires: [['floor']] },
+        { id: 'floor', type: 'bench-floor', url: `${s.url}/api/v1.0/terminal/mode`, token: 'demo-token', connections: CONC, wires: [['loop']] },
+        { id: 'loop', type: 'function', func: loopFn(floorMake), outputs: 1, wires: [['floor']] },
+        { id: 'catch', type: 'catch', scope: ['floor'], uncaught: false, wires: [['loop']] },
       ]),
     );
     if (!only || only === 'core') await runRed(
@@ -107,19 +143,17 @@ return m;`;
     });
     const first = out.ends.length ? out.ends[0] : Date.now();
     results.undici = { ...summarise(out.ends, out.lat, first + WARMUP_S * 1000, first + DURATION_S * 1000 - 200), errors: out.errors };
-    for (const k of ['ours', 'core']) results[k] ??= { calls: 0, perSecond: 0 };
-    const ofUndici = results.undici.perSecond ? r2(results.ours.perSecond / results.undici.perSecond) : null;
-    const coreOfUndici = results.undici.perSecond ? r2(results.core.perSecond / results.undici.perSecond) : null;
+    for (const k of ['ours', 'oursBatching', 'floor', 'core']) results[k] ??= { calls: 0, perSecond: 0 };
+    const of = (a, b) => (b.perSecond ? r2(a.perSecond / b.perSecond) : null);
     return {
-      figure: 'overhead',
-      setup: { concurrency: CONC, durationS: DURATION_S, warmupS: WARMUP_S, oneCall: 'POST terminal/mode, one ModeMessage, bearer token, JSON reply parsed', ours: 'gateway maxBatchSize 1, maxConcurrent ' + CONC + ', rateLimitCalls 0', core: 'http request node, keep-alive (persist) on, return parsed JSON' },
+      setup: { concurrency: CONC, durationS: DURATION_S, warmupS: WARMUP_S, oneCall: 'POST terminal/mode, one ModeMessage, bearer token, JSON reply parsed', ours: `gateway maxBatchSize 1, maxConcurrent ${CONC}, rateLimitCalls 0`, oursBatching: `gateway maxBatchSize 100, lingerMs 50, maxConcurrent ${CONC}, rateLimitCalls 0`, floor: `bench/floor-node, undici Pool of ${CONC}`, core: 'http request node, keep-alive (persist) on, return parsed JSON' },
       ...results,
-      oursOfUndici: ofUndici,
-      coreOfUndici,
-      met: ofUndici !== null && ofUndici >= 0.8 && results.ours.perSecond > results.core.perSecond,
+      oursOfFloor: of(results.ours, results.floor),
+      floorOfUndici: of(results.floor, results.undici),
+      coreOfFloor: of(results.core, results.floor),
     };
   } finally {
     await red.stop();
     await s.close();
   }
-};
+}

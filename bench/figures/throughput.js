@@ -9,9 +9,10 @@
  *  - ours: generator -> iotgw-terminal-mode (lingerMs 50, default) with a gateway config
  *    set to the same limit (rateLimitCalls CALLS, rateLimitWindowSeconds WINDOW_S,
  *    maxBatchSize 100) -> simulator A
- *  - core: generator -> delay (rate limit: CALLS msgs per WINDOW_S s, queue all)
- *    -> function (one POST terminal/mode with [item]) -> http request (keep-alive)
- *    -> simulator B
+ *  - core, batching as a core user would: generator -> join (array of msg.payload,
+ *    100 msgs or 1 s) -> delay (rate limit: CALLS msgs per WINDOW_S s, queue all)
+ *    -> function (one POST terminal/mode with the joined items) -> http request
+ *    (keep-alive) -> simulator B
  * Measured from each simulator's call log: messages accepted in calls that started
  * within MEASURE_S seconds after the warm-up, divided by the number of windows, and
  * every 429/503 the simulators answered during the whole run.
@@ -52,12 +53,13 @@ return [out, out.map((m) => ({ payload: m.payload }))];`;
 msg.url = ${JSON.stringify(`${simB.url}/api/v1.0/terminal/mode`)};
 msg.method = 'POST';
 msg.headers = { authorization: 'Bearer demo-token', 'content-type': 'application/json', accept: 'application/json' };
-msg.payload = JSON.stringify([msg.payload]);
+msg.payload = JSON.stringify(msg.payload);
 return msg;`;
     const flows = onTab([
       gatewayConfig(simA.url, { rateLimitCalls: CALLS, rateLimitWindowSeconds: WINDOW_S, maxConcurrent: 3, maxBatchSize: 100, maxQueue: 100000 }),
       { id: 'tick', type: 'inject', repeat: '0.1', once: true, onceDelay: '0.1', topic: '', payload: '', payloadType: 'date', props: [{ p: 'payload' }], wires: [['gen']] },
-      { id: 'gen', type: 'function', func: gen, outputs: 2, wires: [['mode'], ['delay']] },
+      { id: 'gen', type: 'function', func: gen, outputs: 2, wires: [['mode'], ['join']] },
+      { id: 'join', type: 'join', mode: 'custom', build: 'array', property: 'payload', propertyType: 'msg', key: 'topic', joiner: '\\n', joinerType: 'str', accumulate: false, timeout: '1', count: '100', reduceRight: false, reduceExp: '', reduceInit: '', reduceInitType: '', reduceFixup: '', wires: [['delay']] },
       { id: 'mode', type: 'iotgw-terminal-mode', gateway: 'gw', mode: 0, wakeupInterval: 0, family: 'any', wires: [['okA'], ['okA']] },
       { id: 'okA', type: 'function', func: "global.get('bench').inc('oursDone'); return null;", outputs: 0, wires: [] },
       { id: 'delay', type: 'delay', pauseType: 'rate', timeout: '5', timeoutUnits: 'seconds', rate: String(CALLS), nbRateUnits: String(WINDOW_S), rateUnits: 'second', randomFirst: '1', randomLast: '5', randomUnits: 'seconds', drop: false, allowrate: false, outputs: 1, wires: [['prep']] },

@@ -1,7 +1,12 @@
 /**
- * Cross-message batching for the SEND group. Items from every message that arrives
- * while the node waits for a SEND slot go out together in calls of up to `maxBatch`
- * items; each result goes back to the message and position its item came from.
+ * Cross-message batching for the SEND group. A batch is cut only when a call can
+ * actually leave: `acquire` has resolved with the call's slots (concurrency, then the
+ * group's rate slot). Items from every message that arrives while no call could leave
+ * go out together in calls of up to `maxBatch` items; each result goes back to the
+ * message and position its item came from. A free slot with a partial batch sends at
+ * once; the one exception is a batch still filling: while items keep arriving turn
+ * after turn of the event loop (a burst being delivered), it waits for them, at most
+ * `lingerMs` and never past `maxBatch`.
  *
  * A message whose items span several calls ends when all of them have settled: with
  * every result in input order, or, if one call failed, with that error and the results
@@ -10,16 +15,18 @@
  */
 import { GatewayError } from './errors';
 
-export interface BatcherOptions<I, R> {
+export interface BatcherOptions<I, R, S> {
   maxBatch: () => number;
-  /** How long to gather items before asking for a slot (ms). */
+  /** Longest a partial batch holding its slots waits while items are still arriving (ms; 0: never). */
   lingerMs: number;
   /** Most items waiting; beyond it a message is refused with RATE_LIMITED. */
   maxQueued: number;
-  /** Waits for a slot of the throttle group; returns its release. */
-  acquire: (signal: AbortSignal) => Promise<() => void>;
-  /** Sends one call with the slot held; returns one result per item, in order. */
-  send: (items: I[], slot: () => void, signal: AbortSignal) => Promise<R[]>;
+  /** Waits until a call may leave (its slots held); resolves with what `send` gets. */
+  acquire: (signal: AbortSignal) => Promise<S>;
+  /** Frees what `acquire` gave when no call is made with it. */
+  release: (slot: S) => void;
+  /** Sends one call with the slot held (and frees it); returns one result per item, in order. */
+  send: (items: I[], slot: S, signal: AbortSignal) => Promise<R[]>;
   signal: AbortSignal;
 }
 
@@ -70,14 +77,14 @@ interface Entry<I, R> {
   index: number;
 }
 
-export class Batcher<I, R> {
+export class Batcher<I, R, S = () => void> {
   private queue: Array<Entry<I, R>> = [];
   private running = false;
   private readonly inFlight = new Set<Promise<void>>();
   /** Calls made (for status and tests). */
   calls = 0;
 
-  constructor(private readonly opts: BatcherOptions<I, R>) {
+  constructor(private readonly opts: BatcherOptions<I, R, S>) {
     opts.signal.addEventListener('abort', () => this.abortQueued(), { once: true });
   }
 
@@ -121,28 +128,41 @@ export class Batcher<I, R> {
     this.running = true;
     try {
       while (this.queue.length > 0 && !this.opts.signal.aborted) {
-        if (this.queue.length < this.opts.maxBatch() && this.opts.lingerMs > 0) {
-          await new Promise((r) => setTimeout(r, this.opts.lingerMs));
-        }
-        let release: () => void;
+        let slot: S;
         try {
-          release = await this.opts.acquire(this.opts.signal);
+          slot = await this.opts.acquire(this.opts.signal);
         } catch (err) {
           this.failQueued(err instanceof GatewayError ? err : this.closedError());
           break;
         }
-        const batch = this.queue.splice(0, this.opts.maxBatch());
+        await this.fill();
+        const batch = this.opts.signal.aborted ? [] : this.queue.splice(0, this.opts.maxBatch());
         if (batch.length === 0) {
-          release();
+          this.opts.release(slot);
           continue;
         }
-        const p = this.dispatch(batch, release);
+        const p = this.dispatch(batch, slot);
         this.inFlight.add(p);
         void p.finally(() => this.inFlight.delete(p));
       }
     } finally {
       this.running = false;
     }
+  }
+
+  /**
+   * With a call's slots held and a partial batch: wait while the queue still grows from
+   * one event-loop turn to the next (a burst is being delivered), up to `lingerMs`.
+   */
+  private async fill(): Promise<void> {
+    const max = this.opts.maxBatch();
+    if (this.opts.lingerMs <= 0 || this.queue.length >= max) return;
+    const deadline = Date.now() + this.opts.lingerMs;
+    let before: number;
+    do {
+      before = this.queue.length;
+      await new Promise<void>((r) => setImmediate(r));
+    } while (this.queue.length > before && this.queue.length < max && Date.now() < deadline && !this.opts.signal.aborted);
   }
 
   private failQueued(err: GatewayError): void {
@@ -153,7 +173,7 @@ export class Batcher<I, R> {
     }
   }
 
-  private async dispatch(batch: Array<Entry<I, R>>, release: () => void): Promise<void> {
+  private async dispatch(batch: Array<Entry<I, R>>, slot: S): Promise<void> {
     const owners = new Set(batch.map((e) => e.owner));
     for (const e of batch) e.owner.queued--;
     for (const o of owners) o.inFlight++;
@@ -161,7 +181,7 @@ export class Batcher<I, R> {
     try {
       const results = await this.opts.send(
         batch.map((e) => e.item),
-        release,
+        slot,
         this.opts.signal,
       );
       if (results.length !== batch.length) {
@@ -180,6 +200,8 @@ export class Batcher<I, R> {
         o.queued -= before - this.queue.length;
       }
     } finally {
+      // `send` frees the slot itself; this only covers a send that failed before it could.
+      this.opts.release(slot);
       for (const o of owners) {
         o.inFlight--;
         o.maybeSettle();

@@ -95,6 +95,13 @@ export interface RequestSpec {
   throttled?: (res: ApiResponse) => boolean;
 }
 
+/** The slots (concurrency, then rate) and auth headers of one call that may leave now. */
+export interface HeldCall {
+  headers: Record<string, string>;
+  /** Frees both slots; calling it again is harmless. */
+  release: () => void;
+}
+
 export interface ApiResponse {
   statusCode: number;
   headers: IncomingHttpHeaders;
@@ -371,10 +378,46 @@ export class ApiClient {
     return this.concurrency.inFlight;
   }
 
-  /** Waits for a slot of `group` and returns its release; used by batchers. */
+  /** Waits for a slot of `group` and returns its release (the rate slot alone). */
   acquireGroup(group: string | undefined, signal?: AbortSignal): Promise<() => void> {
     const lim = this.limiter(group);
     return lim ? reportedAcquire(group ?? this.options.defaultGroup ?? '', lim, signal) : Promise.resolve(() => {});
+  }
+
+  /**
+   * Everything one call needs before it can leave, in the agreed order (RateBudget in
+   * account/types.ts): the auth headers (a token fetch is itself a call, so it is never
+   * awaited while holding a slot), then a concurrency slot, then the group's rate slot
+   * right before the call leaves. A concurrency slot is never held while waiting for a
+   * rate window (that would stall the account's other groups): the window is waited for
+   * first, then both are taken, and if the rate slot went to another call meanwhile the
+   * concurrency slot is given back and the wait starts again. Batchers cut their batch
+   * only once this resolves, so a batch forms while no call could leave.
+   */
+  async acquireCall(group: string | undefined, signal?: AbortSignal, auth?: AuthProvider): Promise<HeldCall> {
+    const headers = auth ? await auth.headers(this, signal) : {};
+    const lim = this.limiter(group);
+    let conc: () => void;
+    let rate: (() => void) | undefined;
+    for (;;) {
+      // The wait for the window is reported ("waiting for a SEND slot (23 s)") to the msg's node.
+      if (lim?.enabled) await reportedAcquire(group ?? this.options.defaultGroup ?? '', { acquire: (s) => lim.ready(s).then(() => () => {}), msUntilFree: () => lim.msUntilFree() }, signal);
+      conc = await this.concurrency.acquire(signal);
+      if (!lim?.enabled) break;
+      rate = lim.tryAcquire();
+      if (rate) break;
+      conc();
+    }
+    let released = false;
+    return {
+      headers,
+      release: () => {
+        if (released) return;
+        released = true;
+        rate?.();
+        conc();
+      },
+    };
   }
 
   url(path: string, query?: Query): URL {
@@ -389,41 +432,41 @@ export class ApiClient {
   }
 
   /**
-   * Sends a request with the account's limits and retries. A slot already held for the
-   * group may be passed in (`heldSlot`): the first attempt uses it.
+   * Sends a request with the account's limits and retries. A call already held for the
+   * group (`acquireCall`, with its slots and headers) may be passed in: the first attempt uses it.
    */
-  async request(spec: RequestSpec, heldSlot?: () => void): Promise<ApiResponse> {
+  async request(spec: RequestSpec, held?: HeldCall): Promise<ApiResponse> {
     const where = `${spec.method} ${spec.path}`;
     const maxRetries = this.options.maxRetries;
     let attempt = 0;
     let renewedAuth = false;
-    let slot = heldSlot;
+    let slot = held;
     // Serialised once, before any slot, token or request: a body that cannot be JSON is bad input.
     let bodyText: string | undefined;
     if (!spec.form && spec.body !== undefined) {
       try {
         bodyText = stringifyJson(spec.body);
       } catch (err) {
-        slot?.();
+        slot?.release();
         throw new GatewayError('BAD_INPUT', `${bodyProblem(spec.body) ?? `msg.payload: cannot be sent as JSON (${(err as Error)?.message ?? err})`}; a request body must be plain JSON data`, { field: 'msg.payload' });
       }
     }
     for (;;) {
       if (this.closed) {
-        slot?.();
+        slot?.release();
         throw new GatewayError('NETWORK', `${where}: not sent, the account's client was closed (redeploy or shutdown)`);
       }
       const lim = this.limiter(spec.group);
-      if (!slot) slot = lim ? await reportedAcquire(spec.group ?? this.options.defaultGroup ?? '', lim, spec.signal) : undefined;
-      const releaseSlot = slot;
+      let call = slot;
       slot = undefined;
-      let authHeaders: Record<string, string> = {};
+      let authHeaders: Record<string, string>;
       let res: ApiResponse | undefined;
       try {
-        if (spec.auth) authHeaders = await spec.auth.headers(this, spec.signal);
+        call ??= await this.acquireCall(spec.group, spec.signal, spec.auth);
+        authHeaders = call.headers;
         res = await this.send(spec, authHeaders, bodyText);
       } catch (err) {
-        releaseSlot?.();
+        call?.release();
         const ge = err instanceof GatewayError ? err : new GatewayError('NETWORK', `${where}: ${(err as Error)?.message ?? err}`);
         if ((ge.code === 'NETWORK' || ge.code === 'TIMEOUT') && !(ge as { permanent?: boolean }).permanent && spec.idempotent && attempt < maxRetries && !spec.signal?.aborted && !this.closed) {
           attempt++;
@@ -433,7 +476,7 @@ export class ApiClient {
         }
         throw ge;
       }
-      releaseSlot?.();
+      call.release();
       const status = res.statusCode;
       if (status === 401 && spec.auth?.renew && !renewedAuth && spec.auth.renew(authHeaders)) {
         renewedAuth = true;
@@ -479,7 +522,7 @@ export class ApiClient {
     return Math.min(this.options.maxRetryWaitMs, Math.round(base * (0.75 + Math.random() * 0.5)));
   }
 
-  /** One attempt: concurrency slot, timeout, size cap, JSON parse. */
+  /** One attempt (its slots held by the caller): timeout, size cap, JSON parse. */
   private async send(spec: RequestSpec, authHeaders: Record<string, string>, bodyText?: string): Promise<ApiResponse> {
     const where = `${spec.method} ${spec.path}`;
     const headers: Record<string, string> = { accept: 'application/json', ...spec.headers, ...authHeaders };
@@ -497,7 +540,6 @@ export class ApiClient {
       headers['content-type'] = 'application/json';
     }
     const url = this.url(spec.path, spec.query);
-    const release = await this.concurrency.acquire(spec.signal);
     // One controller aborts the call on timeout or when the caller's signal aborts
     // (cheaper than AbortSignal.any per call, and it leaves no listener behind).
     const timeout = new AbortController();
@@ -585,7 +627,6 @@ export class ApiClient {
     } finally {
       clearTimeout(timer);
       spec.signal?.removeEventListener('abort', onCallerAbort);
-      release();
     }
   }
 

@@ -7,6 +7,8 @@ import { GatewayError } from './errors';
 
 interface Waiter {
   resolve: (release: () => void) => void;
+  /** Only waits until a slot could be granted; takes nothing. */
+  peek?: boolean;
   reject: (err: unknown) => void;
   signal?: AbortSignal;
   onAbort?: () => void;
@@ -54,11 +56,40 @@ abstract class FifoGate {
     });
   }
 
+  /** A slot now, if one is free (waiters or not), else undefined. */
+  tryAcquire(): (() => void) | undefined {
+    return !this.closed && this.canGrant() ? this.grant() : undefined;
+  }
+
+  /**
+   * Resolves once a slot could be granted, taking none (the caller then takes another
+   * slot first and `tryAcquire`s this one, waiting here again if it is gone by then).
+   */
+  ready(signal?: AbortSignal): Promise<void> {
+    if (this.closed) return Promise.reject(new GatewayError('NETWORK', `${this.label}: the account's client is closed`));
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.canGrant()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const w: Waiter = { resolve: () => resolve(), reject, signal, peek: true };
+      if (signal) {
+        w.onAbort = () => {
+          const i = this.waiters.indexOf(w);
+          if (i >= 0) this.waiters.splice(i, 1);
+          reject(signal.reason);
+          this.pump();
+        };
+        signal.addEventListener('abort', w.onAbort, { once: true });
+      }
+      this.waiters.push(w);
+      this.pump();
+    });
+  }
+
   protected pump(): void {
     while (this.waiters.length > 0 && this.canGrant()) {
       const w = this.waiters.shift()!;
       if (w.signal && w.onAbort) w.signal.removeEventListener('abort', w.onAbort);
-      w.resolve(this.grant());
+      w.resolve(w.peek ? () => {} : this.grant());
     }
     this.schedule();
   }

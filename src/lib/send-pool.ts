@@ -4,14 +4,14 @@
  * SEND limiter. Used by iotgw-terminal-mode and iotgw-cancel.
  */
 import { Batcher } from './batcher';
-import type { Query } from './http';
+import type { HeldCall, Query } from './http';
 import { queryKey } from './node-kit';
 import type { GatewayNode } from './account/config-nodes';
 
-export type SendCall<I, R> = (g: GatewayNode, items: I[], query: Query, slot: () => void, signal: AbortSignal) => Promise<R[]>;
+export type SendCall<I, R> = (g: GatewayNode, items: I[], query: Query, slot: HeldCall, signal: AbortSignal) => Promise<R[]>;
 
 export class SendPool<I, R> {
-  private readonly batchers = new Map<string, Batcher<I, R>>();
+  private readonly batchers = new Map<string, Batcher<I, R, HeldCall>>();
 
   constructor(
     private readonly lingerMs: number,
@@ -24,11 +24,13 @@ export class SendPool<I, R> {
     let b = this.batchers.get(key);
     if (!b) {
       const client = g.client();
-      b = new Batcher<I, R>({
+      b = new Batcher<I, R, HeldCall>({
         maxBatch: () => g.settings.maxBatchSize,
         lingerMs: this.lingerMs,
         maxQueued: g.settings.maxQueue,
-        acquire: (signal) => client.acquireGroup('SEND', signal),
+        // The call's auth headers, concurrency slot and SEND rate slot: the batch is cut once a call can leave.
+        acquire: (signal) => client.acquireCall('SEND', signal, g.bearerAuth()),
+        release: (slot) => slot.release(),
         signal: this.signal,
         send: (batch, slot, signal) => this.call(g, batch, query, slot, signal),
       });

@@ -1,0 +1,141 @@
+#!/usr/bin/env node
+'use strict';
+/**
+ * Build step after `tsc` (npm run build): esbuild bundles what the published package runs
+ * into dist/bundle/, so that an install carries only what is called (undici, zod and
+ * lossless-json cut to the parts we use; no TypeScript sources, typings or maps):
+ *  - dist/bundle/nodes.js  every node module of package.json "node-red.nodes", by type
+ *    (nodes/<type>.js is a one-line shim requiring its entry; new nodes added to the map
+ *    are picked up here, new lib files through their imports);
+ *  - dist/bundle/index.js  the package's API (src/index.ts: startSimulator, errors);
+ *  - dist/bundle/cli.js    the `iotgw-simulator` bin.
+ * The editor .html files, locales and icons stay as they are in nodes/ (the Flow Library
+ * reads them). No source maps (a map without its sources helps nobody).
+ * Sizes of the outputs are printed; `--meta` writes esbuild's metafiles for analysis.
+ */
+const fs = require('node:fs');
+const path = require('node:path');
+const esbuild = require('esbuild');
+
+const ROOT = path.resolve(__dirname, '..');
+const OUT = path.join(ROOT, 'dist', 'bundle');
+const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+
+function nodeEntry() {
+  const lines = ["'use strict';"];
+  for (const [type, file] of Object.entries(pkg['node-red'].nodes)) {
+    const src = path.join('src', 'nodes', `${path.basename(file, '.js')}.ts`);
+    if (!fs.existsSync(path.join(ROOT, src))) throw new Error(`node-red.nodes["${type}"]: ${src} is missing`);
+    // A getter: a type's module is evaluated when Node-RED loads that type.
+    lines.push(`Object.defineProperty(exports, ${JSON.stringify(type)}, { enumerable: true, get: () => require(${JSON.stringify(`./${src.split(path.sep).join('/')}`)}).default });`);
+  }
+  return lines.join('\n');
+}
+
+/** What `import ... from 'undici'` may name in src: undici's main module requires all of undici (fetch, websocket, mocks, caches). */
+const UNDICI_PARTS = {
+  Agent: 'undici/lib/dispatcher/agent.js',
+  Client: 'undici/lib/dispatcher/client.js',
+  Pool: 'undici/lib/dispatcher/pool.js',
+  ProxyAgent: 'undici/lib/dispatcher/proxy-agent.js',
+  EnvHttpProxyAgent: 'undici/lib/dispatcher/env-http-proxy-agent.js',
+  Dispatcher: 'undici/lib/dispatcher/dispatcher.js',
+  errors: 'undici/lib/core/errors.js',
+};
+
+/** Fails the build when src imports a part of undici the cut-down entry does not carry. */
+function checkUndiciImports() {
+  const walk = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : e.name.endsWith('.ts') ? [path.join(d, e.name)] : []));
+  for (const f of walk(path.join(ROOT, 'src'))) {
+    const text = fs.readFileSync(f, 'utf8');
+    for (const m of text.matchAll(/import\s*(type\s*)?\{([^}]*)\}\s*from\s*'undici'/g)) {
+      if (m[1]) continue;
+      for (const raw of m[2].split(',')) {
+        const name = raw.trim();
+        if (!name || name.startsWith('type ')) continue;
+        const base = name.split(/\s+as\s+/)[0].trim();
+        if (!UNDICI_PARTS[base]) throw new Error(`${path.relative(ROOT, f)} imports ${base} from undici: add it to UNDICI_PARTS in scripts/bundle.js`);
+      }
+    }
+  }
+}
+
+/** undici: only the dispatchers we use; zod: English messages only (zod's other locales are 300 kB). */
+const trim = {
+  name: 'trim',
+  setup(build) {
+    build.onResolve({ filter: /^undici$/ }, () => ({ path: 'undici-parts', namespace: 'trim' }));
+    build.onLoad({ filter: /^undici-parts$/, namespace: 'trim' }, () => ({
+      // As undici's index.js does: request(), stream() ... are set on Dispatcher.prototype.
+      contents: [
+        "Object.assign(require('undici/lib/dispatcher/dispatcher.js').prototype, require('undici/lib/api'));",
+        ...Object.entries(UNDICI_PARTS).map(([k, v]) => `exports.${k} = require(${JSON.stringify(v)});`),
+      ].join('\n'),
+      resolveDir: ROOT,
+      loader: 'js',
+    }));
+    build.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
+      /node_modules[\\/]zod[\\/]/.test(args.importer) ? { path: path.join(path.dirname(args.importer), '../locales/en.js').replace(/\.js$/, '.js') + '?en-only', namespace: 'trim' } : undefined,
+    );
+    build.onLoad({ filter: /\?en-only$/, namespace: 'trim' }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(args.path.replace(/\?en-only$/, ''))};`,
+      resolveDir: ROOT,
+      loader: 'js',
+    }));
+  },
+};
+
+async function main() {
+  checkUndiciImports();
+  const meta = process.argv.includes('--meta');
+  fs.rmSync(OUT, { recursive: true, force: true });
+  const common = {
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    // ESM builds first: they tree-shake (zod's other locales, undici's unused clients).
+    mainFields: ['module', 'main'],
+    minifySyntax: true,
+    minifyWhitespace: true,
+    keepNames: true,
+    legalComments: 'external',
+    sourcemap: false,
+    metafile: true,
+    logLevel: 'warning',
+    // Optional peers of bundled packages that are never installed here.
+    external: ['node-red', '@node-red/*'],
+    plugins: [trim],
+  };
+  const builds = [
+    { name: 'nodes.js', stdin: { contents: nodeEntry(), resolveDir: ROOT, sourcefile: 'nodes-entry.js', loader: 'js' } },
+    { name: 'index.js', entryPoints: [path.join(ROOT, 'src/index.ts')] },
+    { name: 'cli.js', entryPoints: [path.join(ROOT, 'src/simulator/cli.ts')] }, // keeps the source's #! line
+  ];
+  for (const b of builds) {
+    const { name, ...opts } = b;
+    const res = await esbuild.build({ ...common, ...opts, outfile: path.join(OUT, name) });
+    const size = fs.statSync(path.join(OUT, name)).size;
+    process.stdout.write(`[bundle] dist/bundle/${name}: ${(size / 1024).toFixed(0)} kB\n`);
+    if (meta) fs.writeFileSync(path.join(OUT, `${name}.meta.json`), JSON.stringify(res.metafile));
+  }
+  fs.chmodSync(path.join(OUT, 'cli.js'), 0o755);
+  writeShims();
+}
+
+/** nodes/<name>.js for every entry of "node-red.nodes": one line requiring the bundle (written only when it differs). */
+function writeShims() {
+  for (const [type, file] of Object.entries(pkg['node-red'].nodes)) {
+    const shim = `// Bundled from src/nodes/${path.basename(file, '.js')}.ts by scripts/bundle.js (npm run build); this file is written by it.\nmodule.exports = require('../dist/bundle/nodes.js')[${JSON.stringify(type)}];\n`;
+    const at = path.join(ROOT, file);
+    if (!fs.existsSync(at) || fs.readFileSync(at, 'utf8') !== shim) {
+      fs.writeFileSync(at, shim);
+      process.stdout.write(`[bundle] wrote ${file}\n`);
+    }
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err.stack || err}\n`);
+  process.exit(1);
+});
