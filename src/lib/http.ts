@@ -399,6 +399,19 @@ export class ApiClient {
     const lim = this.limiter(group);
     let conc: () => void;
     let rate: (() => void) | undefined;
+    if (lim?.enabled && typeof lim.tryAcquire !== 'function') {
+      // A shared (Redis) gate counts the window across instances and cannot be peeked at: the
+      // concurrency slot first, then the rate slot right before the call leaves (issue 19).
+      conc = await this.concurrency.acquire(signal);
+      try {
+        rate = await reportedAcquire(group ?? this.options.defaultGroup ?? '', lim, signal);
+      } catch (err) {
+        conc();
+        throw err;
+      }
+      let done = false;
+      return { headers, release: () => { if (done) return; done = true; rate?.(); conc(); } };
+    }
     for (;;) {
       // The wait for the window is reported ("waiting for a SEND slot (23 s)") to the msg's node.
       if (lim?.enabled) await reportedAcquire(group ?? this.options.defaultGroup ?? '', { acquire: (s) => lim.ready(s).then(() => () => {}), msUntilFree: () => lim.msUntilFree() }, signal);
