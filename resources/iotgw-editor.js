@@ -51,6 +51,38 @@
             return function () { return this.name || this._(type + '.label.node'); };
         },
         labelStyle: function () { return this.name ? 'node_label_italic' : ''; },
+        /** Start from of a poller: now, -24h, or a UTC time (`real`: a real date only). */
+        startFrom: function (real) {
+            return function (s) {
+                var m = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/.exec(s);
+                if (s === 'now' || /^-\d+(\.\d+)?\s*[smhd]$/.test(s)) { return true; }
+                if (!m || !real) { return !!m; }
+                // 2026-13-45 99:00:00 matches the pattern but is no date.
+                var d = new Date(Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]));
+                return !isNaN(d.getTime()) && d.toISOString().slice(0, 19).replace('T', ' ') === s;
+            };
+        },
+        /**
+         * A poller's context store <select> (#node-input-contextStore): '' = `dflt`, each
+         * store of settings as `named(store)`; a store the flow names but this Node-RED
+         * lacks stays selected and is flagged (#node-input-store-missing).
+         */
+        storeSelect: function (node, type, dflt, named) {
+            var sel = $('#node-input-contextStore');
+            var stores = (RED.settings.context && RED.settings.context.stores) || [];
+            sel.append($('<option>').val('').text(dflt));
+            stores.forEach(function (s) { sel.append($('<option>').val(s).text(named(s))); });
+            if (node.contextStore && stores.indexOf(node.contextStore) < 0) {
+                sel.append($('<option>').val(node.contextStore).text(node.contextStore + ' (' + node._(type + '.label.missingStore') + ')'));
+            }
+            sel.val(node.contextStore || '');
+            function storeHint() {
+                var v = sel.val();
+                $('#node-input-store-missing').toggle(!!v && stores.indexOf(v) < 0);
+            }
+            sel.on('change', storeHint);
+            storeHint();
+        },
         /**
          * Expands the common dialog rows of the template of `type` (before the dialog opens):
          *   <div class="form-row" data-iotgw-row="FIELD ICON [WIDTH] [LABELKEY]">after</div>
@@ -61,7 +93,10 @@
          *     a checkbox with its label on the right;
          *   <div class="form-row" data-iotgw-select="FIELD ICON [WIDTH] [LABELKEY]">options</div>
          *     a label and a <select> holding the options.
-         * Other attributes of the row stay; content already in the row follows.
+         * Other attributes of the row stay; content already in the row follows. An attribute
+         * data-input-ATTR="v" of the row goes onto the input as ATTR="v" (e.g.
+         * data-input-type="password", data-input-placeholder="..."). `prefix` is the id
+         * prefix: node-input (default) or node-config-input for a config node.
          */
         rows: function (type, prefix) {
             var tpl = document.querySelector('script[data-template-name="' + type + '"]');
@@ -76,6 +111,12 @@
                 var f = id + '-' + p[0];
                 var typed = / data-typed/.test(after);
                 after = after.replace(/ data-typed/, '');
+                var extra = { type: 'text' };
+                var grab = function (_a, name, val) { extra[name] = val; return ''; };
+                before = before.replace(/ data-input-([\w-]+)="([^"]*)"/g, grab);
+                after = after.replace(/ data-input-([\w-]+)="([^"]*)"/g, grab);
+                var attrs = '';
+                Object.keys(extra).forEach(function (k) { if (k !== 'type') { attrs += ' ' + k + '="' + extra[k] + '"'; } });
                 if (kind === 'check') {
                     return '<div' + before + after + '>' + SP + '<label>&nbsp;</label>' + SP +
                         '<input type="checkbox" id="' + f + '" style="display: inline-block; width: auto; vertical-align: top;">' + SP +
@@ -86,7 +127,7 @@
                 if (kind === 'select') {
                     return '<div' + before + after + '>' + SP + label + SP + '<select id="' + f + '"' + width + '>' + inner + '</select>' + END;
                 }
-                return '<div' + before + after + '>' + SP + label + SP + '<input type="text" id="' + f + '"' + width + '>' +
+                return '<div' + before + after + '>' + SP + label + SP + '<input type="' + extra.type + '" id="' + f + '"' + width + attrs + '>' +
                     (typed ? SP + '<input type="hidden" id="' + f + 'Type">' : '') + inner + END;
             });
             tpl.setAttribute('data-iotgw-expanded', '1');

@@ -44,6 +44,30 @@ describe('shared editor code (resources/iotgw-editor.js)', function () {
     assert.deepEqual(['5', '6'].map(IOTGW.intIn(0, 5)), [true, false]);
   });
 
+  it('startFrom(): now, -24h, a UTC time; with real=true only a real date', function () {
+    for (const real of [true, false]) {
+      const t = IOTGW.startFrom(real);
+      for (const ok of ['now', '-24h', '-1.5 d', '2026-01-31 00:00:00']) assert.equal(t(ok), true, `accepts ${ok}`);
+      for (const bad of ['later', '24h', '2026-01-31', '2026-01-31T00:00:00']) assert.equal(t(bad), false, `refuses ${bad}`);
+    }
+    assert.equal(IOTGW.startFrom(true)('2026-13-45 99:00:00'), false);
+    assert.equal(IOTGW.startFrom(false)('2026-13-45 99:00:00'), true, 'the message poller kept its pattern-only check');
+  });
+
+  it('rows(): data-input-* attributes go onto the input; a config node prefix', function () {
+    const tpl = [
+      '<div class="form-row" data-iotgw-row="name tag -" data-input-data-i18n="[placeholder]iotgw-c.placeholder.name"></div>',
+      '<div class="form-row" data-iotgw-row="password lock" data-input-type="password"></div>',
+      '<div class="form-row" data-input-placeholder="iotgw:" data-iotgw-row="keyPrefix key"></div>',
+    ].join('\n');
+    const { IOTGW: I, els } = load({ 'iotgw-c': tpl });
+    I.rows('iotgw-c', 'node-config-input');
+    const out = els['iotgw-c'].textContent.replace(/\s*\n\s*/g, ' ').split(/(?<=<\/div>) /);
+    assert.equal(out[0], '<div class="form-row"> <label for="node-config-input-name"><i class="fa fa-tag"></i> <span data-i18n="iotgw-c.label.name"></span></label> <input type="text" id="node-config-input-name" data-i18n="[placeholder]iotgw-c.placeholder.name"> </div>');
+    assert.match(out[1], /<input type="password" id="node-config-input-password"> <\/div>$/);
+    assert.match(out[2], /^<div class="form-row">.*<input type="text" id="node-config-input-keyPrefix" placeholder="iotgw:"> <\/div>$/);
+  });
+
   it('label() and labelStyle()', function () {
     const label = IOTGW.label('iotgw-x');
     assert.equal(label.call({ name: 'mine', _: node._ }), 'mine');
@@ -88,7 +112,7 @@ describe('shared editor code (resources/iotgw-editor.js)', function () {
       const type = /registerType\('([^']+)'/.exec(html)[1];
       const markers = [...html.matchAll(/data-iotgw-(?:row|check|select)="(\w+)/g)].map((m) => m[1]);
       if (markers.length === 0) continue;
-      assert.ok(html.includes(`IOTGW.rows('${type}')`), `${f}: uses row markers without IOTGW.rows('${type}')`);
+      assert.ok(html.includes(`IOTGW.rows('${type}'`), `${f}: uses row markers without IOTGW.rows('${type}')`);
       assert.ok(html.includes('src="resources/@iotgateway/node-red-gateway/iotgw-editor.js"'), `${f}: does not include the shared editor code`);
       for (const m of markers) assert.match(html, new RegExp(`\\b${m}: \\{`), `${f}: row ${m} is not a property in defaults`);
     }
