@@ -31,7 +31,7 @@ const ROOT = path.resolve(__dirname, '..');
 /** The address the example flows name for the simulator. */
 const EXAMPLE_SIM_URL = 'http://127.0.0.1:1881';
 /** Config node types: merged by id across examples, never put on a tab. */
-const CONFIG_TYPES = new Set(['iotgw-gateway', 'iotgw-app', 'tls-config', 'http proxy', 'mqtt-broker']);
+const CONFIG_TYPES = new Set(['iotgw-gateway', 'iotgw-app', 'iotgw-redis', 'tls-config', 'http proxy', 'mqtt-broker']);
 
 /** The example flows of `examples/`, in file-name order: [{file, name, nodes}]. */
 function loadExamples(dir = path.join(ROOT, 'examples')) {
@@ -224,7 +224,8 @@ async function startDev(options = {}) {
   const url = `http://${o.host}:${port}/`;
   let deployed = 0;
   if (firstStart && o.deployExamples) {
-    const examples = loadExamples();
+    // An example naming an iotgw-redis node needs a running redis-server: import it by hand.
+    const examples = loadExamples().filter((ex) => !ex.nodes.some((n) => n.type === 'iotgw-redis'));
     if (examples.length) {
       const flows = buildFlows(examples, sim.url);
       await RED.runtime.flows.setFlows({ flows: { flows }, deploymentType: 'full' });

@@ -428,6 +428,17 @@ if (!chromium) {
 
     describe('examples', function () {
       const files = exampleFiles();
+      // An example naming an iotgw-redis node gets a real redis-server (its URL is pointed here).
+      let redis;
+      before(async function () {
+        if (!files.some((f) => f.nodes.some((n) => n.type === 'iotgw-redis'))) return;
+        const { RedisServer, findRedisServer } = require('./helpers/redis');
+        const bin = findRedisServer();
+        if (bin) redis = await new RedisServer(bin).start();
+      });
+      after(async () => {
+        if (redis) await redis.destroy();
+      });
 
       it('every example is listed under Import > Examples', async function () {
         assert.ok(files.length > 0, 'examples/ has no flows');
@@ -474,7 +485,7 @@ if (!chromium) {
           );
           // The examples name the simulator at its default address: point them at this one.
           const imported = await page.evaluate(
-            ({ exampleUrl, simUrl, ids, tabsBefore }) => {
+            ({ exampleUrl, simUrl, redisUrl, ids, tabsBefore }) => {
               // The example's own tab (a new one), shown as a person would look at it.
               const added = [];
               RED.nodes.eachWorkspace((ws) => {
@@ -483,6 +494,10 @@ if (!chromium) {
               if (added.length) RED.workspaces.show(added[0]);
               let changed = 0;
               RED.nodes.eachConfig((n) => {
+                if (n.type === 'iotgw-redis' && redisUrl) {
+                  n.url = redisUrl;
+                  n.changed = true;
+                }
                 if (typeof n.baseUrl === 'string' && n.baseUrl.startsWith(exampleUrl)) {
                   n.baseUrl = simUrl + n.baseUrl.slice(exampleUrl.length);
                   n.changed = true;
@@ -495,7 +510,7 @@ if (!chromium) {
               const invalid = nodes.filter((n) => n.valid === false).map((n) => `${n.type} ${n.id}: ${(n.validationErrors || []).join(', ')}`);
               return { z, added, count: nodes.length, changed, invalid, known: ids };
             },
-            { exampleUrl: EXAMPLE_SIM_URL, simUrl: nr.simUrl, ids: f.nodes.map((n) => n.id), tabsBefore },
+            { exampleUrl: EXAMPLE_SIM_URL, simUrl: nr.simUrl, redisUrl: redis && redis.url, ids: f.nodes.map((n) => n.id), tabsBefore },
           );
           assert.ok(imported.count > 0, `${f.file}: nothing was imported (${JSON.stringify(imported)})`);
           assert.deepStrictEqual(imported.invalid, [], `${f.file}: imported nodes are invalid`);
