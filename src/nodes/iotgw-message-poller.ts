@@ -17,7 +17,7 @@
  */
 import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red';
 import { type FeedPage } from '../lib/feed';
-import { delivered, nodeTexts, runPollerNode } from '../lib/feed/poller-node';
+import { POLLER_TEXTS, delivered, nodeTexts, runPollerNode } from '../lib/feed/poller-node';
 import { int64Out } from '../lib/int64';
 import { mergeQuery, useConfigNode } from '../lib/node-kit';
 import { throwOnCallError } from '../lib/gateway-errors';
@@ -74,11 +74,7 @@ export const messageKey = (m: FromMobileMessage): string => BigInt(m.ID).toStrin
 const NS = '@iotgateway/node-red-gateway/iotgw-message-poller:iotgw-message-poller.';
 /** English texts for when the node's catalogue is not loaded (an embedded runtime, tests). */
 const EN: Record<string, string> = {
-  'status.mark': 'at __mark__ UTC · __behind__ behind · __count__ new',
-  'status.missingStore': 'no context store "__store__"',
-  'status.standby': 'standby (another instance polls)',
-  'status.sharedDown': 'shared state (Redis) unreachable: not polling',
-  'warn.missingStore': 'context store "__store__" is not configured in settings.js (contextStorage): the mark is kept in __used__ instead',
+  ...POLLER_TEXTS,
   'warn.crowded':
     'the second __second__ filled a whole reply (__fetched__ of its messages fetched): any more messages of that second cannot be fetched; polling goes on from the next second',
 };

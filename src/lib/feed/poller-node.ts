@@ -55,6 +55,15 @@ export function contextStores(RED: NodeAPI): string[] | undefined {
   }
 }
 
+/** English texts both pollers share (each node adds its own warn.crowded). */
+export const POLLER_TEXTS: Record<string, string> = {
+  'status.mark': 'at __mark__ UTC · __behind__ behind · __count__ new',
+  'status.missingStore': 'no context store "__store__"',
+  'status.standby': 'standby (another instance polls)',
+  'status.sharedDown': 'shared state (Redis) unreachable: not polling',
+  'warn.missingStore': 'context store "__store__" is not configured in settings.js (contextStorage): the mark is kept in __used__ instead',
+};
+
 /** A node's translator with English fallbacks (for an embedded runtime without its catalogue). */
 export function nodeTexts(RED: NodeAPI, ns: string, en: Record<string, string>) {
   return (key: string, vars: Record<string, string | number> = {}): string => {
