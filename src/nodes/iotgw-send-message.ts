@@ -7,11 +7,12 @@
  * batched like `iotgw-terminal-mode` (the same SendPool over the account's SEND budget),
  * with the same two outputs: 1 accepted, 2 rejected, in input order.
  */
-import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red';
+import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { SendPool } from '../lib/send-pool';
+import { submitToOutputs } from '../lib/submit-results';
 import { nameErrors, throwOnCallError } from '../lib/gateway-errors';
 import { GatewayError, badInput } from '../lib/errors';
-import { describeType, int64Out, showValue, toInt64 } from '../lib/int64';
+import { describeType, showValue, toInt64 } from '../lib/int64';
 import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg, nodeAbortController } from '../lib/node-kit';
 import { parseReply, submitReply, type SubmitResult } from '../lib/terminal-api';
 import { checkSpec, encodeFields, type CmfField, type CmfSpecMap } from '../lib/cmf';
@@ -150,15 +151,6 @@ export function checkGeneralItem(raw: unknown, where: string, d: ItemDefaults, p
   return out;
 }
 
-/** IDs as the contract says: a number when safe, else a decimal string. */
-function normalise(r: SubmitResult): SubmitResult {
-  const out = { ...r };
-  for (const k of ['ID', 'UserMessageID'] as const) {
-    const v = out[k];
-    if (typeof v === 'string' || typeof v === 'bigint') out[k] = int64Out(BigInt(v));
-  }
-  return out;
-}
 
 const sameDest = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
 
@@ -224,22 +216,7 @@ export default function register(RED: NodeAPI): void {
       }
       if (problems.length) throw new GatewayError('BAD_INPUT', joinProblems(problems), { field: problems[0]!.split(':')[0] });
       const query = mergeQuery({}, msg.query);
-      let results: SubmitResult[];
-      try {
-        results = await pool.submit(gw, items, query);
-      } catch (err) {
-        const partial = (err as { partial?: { results: Array<SubmitResult | undefined> } }).partial;
-        if (partial) msg.results = partial.results.map((r) => (r ? normalise(r) : null));
-        throw err;
-      }
-      const all = results.map(normalise);
-      const accepted = all.filter((r) => !(Number(r.ErrorID ?? 0) > 0));
-      const rejected = all.filter((r) => Number(r.ErrorID ?? 0) > 0);
-      msg.statusCode = 200;
-      const out: Array<NodeMessage | null> = [null, null];
-      if (accepted.length) out[0] = Object.assign(rejected.length ? RED.util.cloneMessage(msg) : msg, { payload: accepted });
-      if (rejected.length) out[1] = Object.assign(msg, { payload: rejected });
-      send(out);
+      send(await submitToOutputs(RED, msg, () => pool.submit(gw, items, query)));
     });
   }
 

@@ -5,11 +5,12 @@
  * `maxBatchSize`; each result goes back to its message and position. Output 1 gets the
  * accepted entries, output 2 the rejected ones (ErrorID > 0, with the error's name).
  */
-import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red';
+import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { SendPool } from '../lib/send-pool';
+import { submitToOutputs } from '../lib/submit-results';
 import { nameErrors, throwOnCallError } from '../lib/gateway-errors';
 import { GatewayError, badInput } from '../lib/errors';
-import { describeType, int64Key, int64Out, showValue, toInt64 } from '../lib/int64';
+import { describeType, int64Key, showValue, toInt64 } from '../lib/int64';
 import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg, nodeAbortController } from '../lib/node-kit';
 import { matchByKey, parseReply, sameDestination, submitReply, type SubmitResult } from '../lib/terminal-api';
 import { isGateway, joinProblems } from '../lib/guards';
@@ -129,34 +130,10 @@ export default function register(RED: NodeAPI): void {
       });
       if (problems.length) throw new GatewayError('BAD_INPUT', joinProblems(problems), { field: problems[0]!.split(':')[0] });
       const query = mergeQuery({}, msg.query);
-      let results: SubmitResult[];
-      try {
-        results = await pool.submit(gw, items, query);
-      } catch (err) {
-        const partial = (err as { partial?: { results: Array<SubmitResult | undefined> } }).partial;
-        if (partial) msg.results = partial.results.map((r) => (r ? normalise(r) : null));
-        throw err;
-      }
-      const all = results.map(normalise);
-      const accepted = all.filter((r) => !(Number(r.ErrorID ?? 0) > 0));
-      const rejected = all.filter((r) => Number(r.ErrorID ?? 0) > 0);
-      msg.statusCode = 200;
-      const out: Array<NodeMessage | null> = [null, null];
-      if (accepted.length) out[0] = Object.assign(rejected.length ? RED.util.cloneMessage(msg) : msg, { payload: accepted });
-      if (rejected.length) out[1] = Object.assign(msg, { payload: rejected });
-      send(out);
+      send(await submitToOutputs(RED, msg, () => pool.submit(gw, items, query)));
     }, { waitSignals: [closing.signal] });
   }
 
   RED.nodes.registerType('iotgw-terminal-mode', IotgwTerminalModeNode as unknown as (this: Node, c: NodeDef) => void);
 }
 
-/** IDs as the contract says: a number when safe, else a decimal string. */
-function normalise(r: SubmitResult): SubmitResult {
-  const out = { ...r };
-  for (const k of ['ID', 'UserMessageID'] as const) {
-    const v = out[k];
-    if (typeof v === 'string' || typeof v === 'bigint') out[k] = int64Out(BigInt(v));
-  }
-  return out;
-}

@@ -78,6 +78,12 @@ export interface FeedLease {
   release(feed: string): Promise<void>;
   /** 'active' | 'standby' | 'down' changes, for the node's status. */
   on(event: 'state', listener: (feed: string, state: 'active' | 'standby' | 'down') => void): this;
+  /* Added by pollers: what a poller node needs to use the lease without knowing its backend. */
+  /** True when other instances may hold the lease (shared state, e.g. Redis): the node then stands by unless it holds it. */
+  readonly shared: boolean;
+  /** The fencing token of a held lease (undefined when not held), for MarkStore.save. */
+  fence(feed: string): number | undefined;
+  off(event: 'state', listener: (feed: string, state: 'active' | 'standby' | 'down') => void): this;
 }
 
 /* ---- Added by arch (issue 14): how a shared-state backend plugs into the account factory. ---- */

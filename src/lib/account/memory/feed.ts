@@ -4,7 +4,10 @@ import type { FeedLease, FeedMark, MarkStore } from '../types';
 
 export class MemoryFeedLease extends EventEmitter implements FeedLease {
   private readonly feeds = new Set<string>();
-  private fence = 0;
+  /** In-process: no other instance holds it. */
+  readonly shared = false;
+  private fences = 0;
+  private readonly held_ = new Map<string, number>();
 
   async acquire(feed: string, signal?: AbortSignal): Promise<number> {
     if (signal?.aborted) throw signal.reason;
@@ -12,14 +15,21 @@ export class MemoryFeedLease extends EventEmitter implements FeedLease {
       this.feeds.add(feed);
       this.emit('state', feed, 'active');
     }
-    return ++this.fence;
+    const f = ++this.fences;
+    this.held_.set(feed, f);
+    return f;
   }
 
   held(feed: string): boolean {
     return this.feeds.has(feed);
   }
 
+  fence(feed: string): number | undefined {
+    return this.held_.get(feed);
+  }
+
   async release(feed: string): Promise<void> {
+    this.held_.delete(feed);
     if (this.feeds.delete(feed)) this.emit('state', feed, 'down');
   }
 }

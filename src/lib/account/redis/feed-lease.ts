@@ -62,6 +62,8 @@ export interface RedisFeedLeaseOptions {
 }
 
 export class RedisFeedLease extends EventEmitter implements FeedLease {
+  /** Other instances share the feed: one of them polls, the others stand by. */
+  readonly shared = true;
   private readonly acquireLua = script(ACQUIRE);
   private readonly renewLua = script(RENEW);
   private readonly releaseLua = script(RELEASE);
