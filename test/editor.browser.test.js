@@ -528,7 +528,9 @@ if (!chromium) {
                 await $.ajax({ url: `inject/${n.id}`, type: 'POST' });
               }
             }, imported.z);
-            messages = await debugFromFlow(imported.z, 20000);
+            // Returns at the first output; 40 s covers the slowest example's pace (track-delivery:
+            // delivery in the simulator, then the status poller's next 15 s poll feeds the tracker).
+            messages = await debugFromFlow(imported.z, 40000);
           }
           const outputs = messages.filter((m) => !m.error);
           assert.ok(outputs.length > 0, `${f.file}: no output in the debug sidebar; messages: ${JSON.stringify(messages).slice(0, 600)}`);
