@@ -40,20 +40,23 @@ abstract class FifoGate {
         ),
       );
     }
-    return new Promise((resolve, reject) => {
-      const w: Waiter = { resolve, reject, signal };
-      if (signal) {
-        w.onAbort = () => {
-          const i = this.waiters.indexOf(w);
-          if (i >= 0) this.waiters.splice(i, 1);
-          reject(signal.reason);
-          this.pump();
-        };
-        signal.addEventListener('abort', w.onAbort, { once: true });
-      }
-      this.waiters.push(w);
-      this.pump();
-    });
+    return new Promise((resolve, reject) => this.enqueue({ resolve, reject, signal }));
+  }
+
+  /** Queues a waiter (removed again if its signal aborts) and grants what can be granted. */
+  private enqueue(w: Waiter): void {
+    const signal = w.signal;
+    if (signal) {
+      w.onAbort = () => {
+        const i = this.waiters.indexOf(w);
+        if (i >= 0) this.waiters.splice(i, 1);
+        w.reject(signal.reason);
+        this.pump();
+      };
+      signal.addEventListener('abort', w.onAbort, { once: true });
+    }
+    this.waiters.push(w);
+    this.pump();
   }
 
   /** A slot now, if one is free (waiters or not), else undefined. */
@@ -69,20 +72,7 @@ abstract class FifoGate {
     if (this.closed) return Promise.reject(new GatewayError('NETWORK', `${this.label}: the account's client is closed`));
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.canGrant()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const w: Waiter = { resolve: () => resolve(), reject, signal, peek: true };
-      if (signal) {
-        w.onAbort = () => {
-          const i = this.waiters.indexOf(w);
-          if (i >= 0) this.waiters.splice(i, 1);
-          reject(signal.reason);
-          this.pump();
-        };
-        signal.addEventListener('abort', w.onAbort, { once: true });
-      }
-      this.waiters.push(w);
-      this.pump();
-    });
+    return new Promise((resolve, reject) => this.enqueue({ resolve: () => resolve(), reject, signal, peek: true }));
   }
 
   protected pump(): void {

@@ -41,6 +41,8 @@ export interface TerminalHost {
   options: { acceptUnknownTerminals: boolean };
   addTerminal(t: { id: string }): Terminal;
   acceptMessage(term: Terminal): bigint;
+  /** The request's JSON array, or the 415/400 reply the gateway gives instead. */
+  jsonArray(r: SimRequest): unknown[] | SimReply;
   guard(r: SimRequest, group: 'SEND' | 'GET' | undefined, handle: (account: string) => SimReply | Promise<SimReply>, superOnly?: boolean): Promise<SimReply>;
 }
 import type { CmfField } from '../lib/cmf';
@@ -284,15 +286,8 @@ export class MobileMessages {
   }
 
   private submit(r: SimRequest): SimReply {
-    const ct = String(r.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-    if (ct !== 'application/json') return json(415, { Message: `unsupported content type ${ct || '(none)'}` });
-    let body: unknown;
-    try {
-      body = r.json();
-    } catch {
-      return json(400, { Message: 'The request body is not valid JSON.' });
-    }
-    if (!Array.isArray(body)) return json(400, { Message: 'A JSON array is expected.' });
+    const body = this.gw.jsonArray(r);
+    if (!Array.isArray(body)) return body;
     if (body.length > this.options.maxBatch) return json(200, { ErrorID: ERR.TOO_MANY_MESSAGES, Submissions: null });
     const submissions = body.map((raw) => {
       const it = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;

@@ -466,7 +466,7 @@ export class TerminalGateway {
     return this.options.retryAfter ? { 'retry-after': String(Math.max(1, Math.ceil(w.retryAfterMs(this.now()) / 1000))) } : undefined;
   }
 
-  private jsonArray(r: SimRequest): unknown[] | SimReply {
+  jsonArray(r: SimRequest): unknown[] | SimReply {
     const ct = String(r.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     if (!(ct === 'application/json' || ct === 'text/json' || (ct.startsWith('application/') && ct.endsWith('+json')))) {
       return json(415, { Message: `unsupported content type ${ct || '(none)'}` });
