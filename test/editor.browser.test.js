@@ -457,6 +457,10 @@ if (!chromium) {
       for (const f of list) {
         it(`${f.file}: imports from Import > Examples, deploys and produces output in the debug sidebar`, async function () {
           await clearWorkspace();
+          // Every example starts on a fresh account window of the simulator, as it would on a user's own
+          // account: the examples before it share the simulator's demo account, and their GET calls
+          // (pollers) would otherwise leave this one waiting out a 60 s window.
+          await fetch(`${nr.simUrl}/_sim/terminal-options`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
           page.errors.length = 0;
           const tabsBefore = await page.evaluate(() => {
             const ids = [];
