@@ -70,7 +70,7 @@ describe("the README's install route (packed tarball into a fresh ~/.node-red)",
 
     const userDir = path.join(home, '.node-red');
     const installed = path.join(userDir, 'node_modules', ...PKG.name.split('/'));
-    assert.ok(fs.existsSync(path.join(installed, 'dist', 'index.js')), 'the tarball holds dist/');
+    assert.ok(fs.existsSync(path.join(installed, PKG.main)), `the tarball holds ${PKG.main} (the bundle)`);
     assert.ok(!fs.lstatSync(installed).isSymbolicLink(), 'installed from the tarball, not linked');
 
     // Node-RED on the fresh user directory (the devDependency's runtime).
