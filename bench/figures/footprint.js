@@ -68,11 +68,14 @@ module.exports = async function footprint(opts = {}) {
   const ROUNDS = opts.quick ? 3 : 5;
   const START_ROUNDS = opts.quick ? 3 : 9;
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-bench-pack-'));
-  const npmEnv = { ...process.env, npm_config_ignore_scripts: 'true', npm_config_loglevel: 'error', npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' };
+  // The npm on PATH, not node_modules/.bin's (under `npm run`, that is Node-RED's own npm 10,
+  // whose `pack --ignore-scripts` still runs prepare and prints the build before the JSON).
+  const PATH = (process.env.PATH || '').split(path.delimiter).filter((d) => !d.endsWith(path.join('node_modules', '.bin'))).join(path.delimiter);
+  const npmEnv = { ...process.env, PATH, npm_config_ignore_scripts: 'true', npm_config_loglevel: 'error', npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' };
   try {
     // Pack without running prepare (dist/ is built already).
     const packOut = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT, env: npmEnv, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-    const packInfo = JSON.parse(packOut)[0];
+    const packInfo = JSON.parse(packOut.slice(packOut.search(/^\[/m)))[0];
     const tarball = path.join(work, packInfo.filename);
     const inst = path.join(work, 'install');
     fs.mkdirSync(inst);
