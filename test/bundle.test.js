@@ -41,6 +41,55 @@ describe('the bundled package', function () {
     }
   });
 
+  it('Node-RED loads only the registrar at start: core.js with the first node of ours, and not ioredis.js without an iotgw-redis node', function () {
+    // A child process: a fresh module cache and a real Node-RED runtime (the test helper).
+    const child = `
+      const path = require('node:path');
+      const helper = require('node-red-node-test-helper');
+      helper.init(require.resolve('node-red'));
+      const ROOT = ${JSON.stringify(ROOT)};
+      const pkg = require(path.join(ROOT, 'package.json'));
+      const shims = Object.values(pkg['node-red'].nodes).map((p) => require(path.join(ROOT, p)));
+      const loaded = () => Object.keys(require.cache).filter((f) => f.includes(path.join('dist', 'bundle'))).map((f) => path.basename(f)).sort();
+      const out = {};
+      const load = (flow) => new Promise((resolve, reject) => helper.load(shims, flow, { gw: { clientId: 'c', clientSecret: 's' } }, resolve).catch(reject));
+      (async () => {
+        await new Promise((r) => helper.startServer(r));
+        await load([]);
+        out.emptyFlow = loaded();
+        await helper.unload();
+        await load([
+          { id: 'gw', type: 'iotgw-gateway', baseUrl: 'http://127.0.0.1:9', rateLimitCalls: 0 },
+          { id: 'tab', type: 'tab' },
+          { id: 'm', z: 'tab', type: 'iotgw-terminal-mode', gateway: 'gw', wires: [[], []] },
+        ]);
+        const m = helper.getNode('m');
+        out.created = Boolean(m && m.type === 'iotgw-terminal-mode' && typeof m.receive === 'function');
+        out.withFlow = loaded();
+        await helper.unload();
+        await new Promise((r) => helper.stopServer(r));
+        process.stdout.write(JSON.stringify(out));
+        process.exit(0);
+      })().catch((e) => { console.error(e); process.exit(1); });`;
+    const out = JSON.parse(execFileSync(process.execPath, ['-e', child], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 50000 }));
+    assert.deepEqual(out.emptyFlow, ['nodes.js'], 'a Node-RED without a flow of ours loads only the registrar');
+    assert.equal(out.created, true, 'the node of the flow was created from core.js');
+    assert.deepEqual(out.withFlow, ['core.js', 'nodes.js'], 'a flow without iotgw-redis loads core.js, not ioredis.js');
+  });
+
+  it('the registrar registers each type with the options of its real register function (credentials)', function () {
+    const record = (mod) => {
+      const seen = [];
+      mod({ nodes: { registerType: (type, _ctor, opts) => seen.push({ type, opts: opts || null }) } });
+      return seen;
+    };
+    const core = require(path.join(ROOT, 'dist/bundle/core.js'));
+    for (const [type, file] of Object.entries(pkg['node-red'].nodes)) {
+      assert.deepEqual(record(require(path.join(ROOT, file))), record(core[type]), type);
+    }
+    assert.deepEqual(record(require(path.join(ROOT, 'nodes/iotgw-gateway.js')))[0].opts.credentials.clientSecret, { type: 'password' });
+  });
+
   it('main gives startSimulator and the error codes; the iotgw-simulator bin starts and answers', async function () {
     const api = require(path.join(ROOT, pkg.main));
     assert.equal(typeof api.startSimulator, 'function');

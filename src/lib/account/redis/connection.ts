@@ -10,8 +10,18 @@
  */
 import { EventEmitter } from 'node:events';
 import type { ConnectionOptions } from 'node:tls';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { GatewayError } from '../../errors';
+
+/**
+ * ioredis, loaded on the first connection: a Node-RED whose flows use no iotgw-redis node
+ * never loads it (in the published bundle it is its own file, dist/bundle/ioredis.js).
+ */
+let RedisClass: typeof Redis | undefined;
+function loadRedis(): typeof Redis {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (RedisClass ??= (require('ioredis') as { default: typeof Redis }).default);
+}
 
 export interface RedisConnectionOptions {
   /** `redis://[user@]host:port/db` or `rediss://...` (TLS). */
@@ -97,7 +107,7 @@ export class RedisConnection extends EventEmitter {
     this.label = opts.label ?? `redis ${this.address}`;
     const u = new URL(opts.url);
     const tls = u.protocol === 'rediss:' ? { ...(opts.tls ?? {}), servername: opts.tls?.servername ?? u.hostname } : undefined;
-    this.client = new Redis(opts.url, {
+    this.client = new (loadRedis())(opts.url, {
       ...(opts.username ? { username: opts.username } : {}),
       ...(opts.password ? { password: opts.password } : {}),
       ...(tls ? { tls } : {}),
