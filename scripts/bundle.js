@@ -13,6 +13,7 @@
  *  - dist/bundle/core.js   every node module, by type (new nodes added to the map are
  *    picked up here, new lib files through their imports), loaded at the first node's
  *    creation;
+ *  - dist/bundle/undici.js   undici (cut to the dispatchers we use), loaded on the first request;
  *  - dist/bundle/ioredis.js  ioredis, loaded only when an iotgw-redis node connects;
  *  - dist/bundle/index.js  the package's API (src/index.ts: startSimulator, errors);
  *  - dist/bundle/cli.js    the `iotgw-simulator` bin.
@@ -71,11 +72,13 @@ function checkUndiciImports() {
 const trim = {
   name: 'trim',
   setup(build) {
-    build.onResolve({ filter: /^undici$/ }, () => ({ path: 'undici-parts', namespace: 'trim' }));
-    // core.js requires ioredis from its own file, on the first Redis connection.
+    // core.js requires undici and ioredis from their own files: undici on the first request
+    // (src/lib/proxy.ts), ioredis on the first Redis connection (src/lib/account/redis/connection.ts).
     if (build.initialOptions.outfile && path.basename(build.initialOptions.outfile) === 'core.js') {
+      build.onResolve({ filter: /^undici$/ }, () => ({ path: './undici.js', external: true }));
       build.onResolve({ filter: /^ioredis$/ }, () => ({ path: './ioredis.js', external: true }));
     }
+    build.onResolve({ filter: /^undici$/ }, () => ({ path: 'undici-parts', namespace: 'trim' }));
     build.onLoad({ filter: /^undici-parts$/, namespace: 'trim' }, () => ({
       // As undici's index.js does: request(), stream() ... are set on Dispatcher.prototype.
       contents: [
@@ -123,6 +126,7 @@ async function main() {
     // loading it (81 against 112 ms, median of 15 loads); nothing in it reads a function's name
     // (our errors set their own; zod names its classes itself; undici names its errors).
     { name: 'core.js', keepNames: false, stdin: { contents: nodeEntry(), resolveDir: ROOT, sourcefile: 'nodes-entry.js', loader: 'js' } },
+    { name: 'undici.js', stdin: { contents: "module.exports = require('undici');", resolveDir: ROOT, sourcefile: 'undici-entry.js', loader: 'js' } },
     { name: 'ioredis.js', stdin: { contents: "module.exports = require('ioredis');", resolveDir: ROOT, sourcefile: 'ioredis-entry.js', loader: 'js' } },
     { name: 'index.js', entryPoints: [path.join(ROOT, 'src/index.ts')] },
     { name: 'cli.js', entryPoints: [path.join(ROOT, 'src/simulator/cli.ts')] }, // keeps the source's #! line

@@ -41,7 +41,7 @@ describe('the bundled package', function () {
     }
   });
 
-  it('Node-RED loads only the registrar at start: core.js with the first node of ours, and not ioredis.js without an iotgw-redis node', function () {
+  it('Node-RED loads only the registrar at start: core.js with the first node of ours, undici.js with its first request, ioredis.js with a Redis connection', function () {
     // A child process: a fresh module cache and a real Node-RED runtime (the test helper).
     const child = `
       const path = require('node:path');
@@ -66,6 +66,10 @@ describe('the bundled package', function () {
         const m = helper.getNode('m');
         out.created = Boolean(m && m.type === 'iotgw-terminal-mode' && typeof m.receive === 'function');
         out.withFlow = loaded();
+        // One call (to a closed port: the request is made, the connection refused).
+        m.receive({ payload: { DestinationID: '01000001SKYA001', Mode: 1, WakeupInterval: 3 } });
+        for (let t = 0; t < 1000 && !loaded().includes('undici.js'); t++) await new Promise((r) => setTimeout(r, 20));
+        out.afterCall = loaded();
         await helper.unload();
         await new Promise((r) => helper.stopServer(r));
         process.stdout.write(JSON.stringify(out));
@@ -74,7 +78,8 @@ describe('the bundled package', function () {
     const out = JSON.parse(execFileSync(process.execPath, ['-e', child], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 50000 }));
     assert.deepEqual(out.emptyFlow, ['nodes.js'], 'a Node-RED without a flow of ours loads only the registrar');
     assert.equal(out.created, true, 'the node of the flow was created from core.js');
-    assert.deepEqual(out.withFlow, ['core.js', 'nodes.js'], 'a flow without iotgw-redis loads core.js, not ioredis.js');
+    assert.deepEqual(out.withFlow, ['core.js', 'nodes.js'], 'a flow that has sent nothing loads core.js, neither undici.js nor ioredis.js');
+    assert.deepEqual(out.afterCall, ['core.js', 'nodes.js', 'undici.js'], 'the first request loads undici.js');
   });
 
   it('the registrar registers each type with the options of its real register function (credentials)', function () {

@@ -6,7 +6,6 @@
  * GatewayError with one of the contract's codes. No credential ever enters an error
  * message: messages name the method and the path, never the query or the headers.
  */
-import type { Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from './errors';
 import { Semaphore, SlidingWindowLimiter } from './limiter';
@@ -330,7 +329,7 @@ export class ApiClient {
     Pick<ClientOptions, 'tls' | 'groups' | 'defaultGroup' | 'throttled'>;
   readonly base: URL;
   readonly stats: ClientStats = { requests: 0, retries: 0, rateLimited: 0, tokenFetches: 0 };
-  private readonly dispatcher: Dispatcher;
+  private readonly dispatcher: GatewayDispatcher;
   private readonly limiters: Map<string, SlidingWindowLimiter>;
   private readonly concurrency: Semaphore;
   private closed = false;

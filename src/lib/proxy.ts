@@ -9,7 +9,18 @@
  * - `proxyFor(url)` tells which proxy a request to `url` goes through, so that a network
  *   error can say so and name the proxy host (never its credentials).
  */
-import { Agent, Dispatcher, EnvHttpProxyAgent } from 'undici';
+import type { Agent, Dispatcher, EnvHttpProxyAgent } from 'undici';
+
+type Undici = typeof import('undici');
+/**
+ * undici, loaded on the first request: a flow's nodes start without it (in the published
+ * bundle it is its own file, dist/bundle/undici.js; see scripts/bundle.js).
+ */
+let undici: Undici | undefined;
+function loadUndici(): Undici {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (undici ??= require('undici') as Undici);
+}
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
 
@@ -75,20 +86,16 @@ type AgentOptions = ConstructorParameters<typeof EnvHttpProxyAgent>[0];
 
 /**
  * One dispatcher per config node: loopback origins to a plain keep-alive Agent, all others
- * to an EnvHttpProxyAgent (which itself goes direct when no proxy applies).
+ * to an EnvHttpProxyAgent (which itself goes direct when no proxy applies). Each agent is
+ * made on the first request it carries, so an account that never calls opens nothing and
+ * loads no HTTP client.
  */
-export class GatewayDispatcher extends Dispatcher {
-  private readonly direct: Agent;
-  private readonly env: EnvHttpProxyAgent;
+export class GatewayDispatcher {
+  private direct?: Agent;
+  private env?: EnvHttpProxyAgent;
+  private closed = false;
 
-  constructor(options: AgentOptions & Record<string, unknown>) {
-    super();
-    const plain: Record<string, unknown> = { ...options };
-    delete plain.requestTls;
-    delete plain.proxyTls;
-    this.direct = new Agent(plain as ConstructorParameters<typeof Agent>[0]);
-    this.env = new EnvHttpProxyAgent(options);
-  }
+  constructor(private readonly options: AgentOptions & Record<string, unknown>) {}
 
   /** The dispatcher that handles `origin` (for tests). */
   routeOf(origin: string | URL): 'direct' | 'environment' {
@@ -96,34 +103,32 @@ export class GatewayDispatcher extends Dispatcher {
     return isLoopbackHost(url.hostname) ? 'direct' : 'environment';
   }
 
-  override dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-    const origin = opts.origin instanceof URL ? opts.origin : new URL(String(opts.origin));
-    return (this.routeOf(origin) === 'direct' ? this.direct : this.env).dispatch(opts, handler);
+  private agentFor(origin: string | URL): Dispatcher {
+    if (this.closed) throw new Error('the HTTP client of this account is closed');
+    if (this.routeOf(origin) === 'direct') {
+      if (!this.direct) {
+        const plain: Record<string, unknown> = { ...this.options };
+        delete plain.requestTls;
+        delete plain.proxyTls;
+        this.direct = new (loadUndici().Agent)(plain as ConstructorParameters<Undici['Agent']>[0]);
+      }
+      return this.direct;
+    }
+    return (this.env ??= new (loadUndici().EnvHttpProxyAgent)(this.options));
   }
 
-  override close(): Promise<void>;
-  override close(callback: () => void): void;
-  override close(callback?: () => void): Promise<void> | void {
-    const p = Promise.all([this.direct.close(), this.env.close()]).then(() => undefined);
-    if (callback) {
-      void p.then(callback, callback);
-      return;
-    }
-    return p;
+  /** undici's `request()` on the agent for `opts.origin`. */
+  request(opts: Dispatcher.RequestOptions): Promise<Dispatcher.ResponseData> {
+    return this.agentFor(opts.origin as string | URL).request(opts);
   }
 
-  override destroy(): Promise<void>;
-  override destroy(err: Error | null): Promise<void>;
-  override destroy(callback: () => void): void;
-  override destroy(err: Error | null, callback: () => void): void;
-  override destroy(a?: Error | null | (() => void), b?: () => void): Promise<void> | void {
-    const err = typeof a === 'function' ? null : (a ?? null);
-    const callback = typeof a === 'function' ? a : b;
-    const p = Promise.all([this.direct.destroy(err), this.env.destroy(err)]).then(() => undefined);
-    if (callback) {
-      void p.then(callback, callback);
-      return;
-    }
-    return p;
+  close(): Promise<void> {
+    this.closed = true;
+    return Promise.all([this.direct?.close(), this.env?.close()]).then(() => undefined);
+  }
+
+  destroy(err: Error | null = null): Promise<void> {
+    this.closed = true;
+    return Promise.all([this.direct?.destroy(err), this.env?.destroy(err)]).then(() => undefined);
   }
 }
