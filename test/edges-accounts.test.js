@@ -176,6 +176,29 @@ describe('real-service edges of the broker and the application API (issue 13)', 
       assert.equal(sim.server.callsTo('app/login')[0].path, '/app/auth/login/');
     });
 
+    it('refuses a query holding the login token or the password, sending nothing and naming neither value', async function () {
+      sim.areas.app.configure({ rateLimitCalls: 0 });
+      const n = await load(appFlow(), { app: { email: 'demo@example.com', password: 'demo-password' } });
+      const out = collect(n.get('out'));
+      const caught = collect(n.get('caught'));
+      n.get('user').receive({ payload: '' });
+      await until(() => out.length + caught.length === 1);
+      assert.equal(caught.length, 0, caught[0]?.error?.message);
+      const auth = sim.server.callsTo('app/user')[0].headers.authorization;
+      const loginToken = /^Bearer (.+)$/.exec(auth)[1];
+      const before = sim.server.calls.length;
+      n.get('user').receive({ payload: '', query: { t: loginToken } });
+      n.get('user').receive({ payload: '', query: { q: `x-${'demo-password'}-y` } });
+      await until(() => caught.length === 2);
+      assert.match(caught[0].error.message, /msg\.query\.t: holds the config node's login token; it is sent only in the Authorization header, never in a URL/);
+      assert.match(caught[1].error.message, /msg\.query\.q: holds the config node's password; it is sent only in the login request's body, never in a URL/);
+      for (const c of caught) {
+        assert.equal(c.error.code, 'BAD_INPUT');
+        assert.ok(!JSON.stringify(c.error).includes(loginToken) && !JSON.stringify(c.error).includes('demo-password'));
+      }
+      assert.equal(sim.server.calls.length, before, 'no request was sent');
+    });
+
     it('a pasted auth token works as before', async function () {
       const n = await load(appFlow(), { app: { authToken: 'app-demo-token' } });
       const out = collect(n.get('out'));

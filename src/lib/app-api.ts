@@ -140,14 +140,16 @@ export function pagingNumber(v: unknown, field: string, min: number, max: number
 
 /**
  * The auth token goes in the Authorization header only: a query that would carry it
- * (for example a `msg.query` copied from somewhere) is refused before any request.
+ * (for example a `msg.query` copied from somewhere) is refused before any request. The same
+ * holds for the token of an email/password login and for the password itself (`what` and
+ * `sentIn` name them in the message, never the value).
  */
-export function refuseTokenInQuery(query: Query, token: string): void {
+export function refuseTokenInQuery(query: Query, token: string | undefined, what = 'auth token', sentIn = 'the Authorization header'): void {
   if (!token) return;
   for (const [k, v] of Object.entries(query)) {
     const text = v === undefined || v === null ? '' : String(v);
     if (text === token || (token.length >= 8 && text.includes(token))) {
-      throw new GatewayError('BAD_INPUT', `msg.query.${k}: holds the config node's auth token; it is sent only in the Authorization header, never in a URL`, {
+      throw new GatewayError('BAD_INPUT', `msg.query.${k}: holds the config node's ${what}; it is sent only in ${sentIn}, never in a URL`, {
         field: `msg.query.${k}`,
       });
     }

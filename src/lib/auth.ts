@@ -181,6 +181,11 @@ export class CachedToken implements TokenSource {
     return this.pending;
   }
 
+  /** The token held now, if any (no fetch): to refuse it where it must not go. */
+  peek(): string | undefined {
+    return this.current;
+  }
+
   invalidate(refused: string): boolean {
     // Only drop the token that was refused; a newer one fetched meanwhile stays.
     if (this.current === refused) {

@@ -82,6 +82,7 @@ export default function register(RED: NodeAPI): void {
     const tls = tlsFromConfigNode(RED, node, config.tls, `iotgw-app "${config.name || node.id}"`);
     const users = new Set<string>();
     let token = '';
+    let password = '';
     let login: CachedToken | undefined;
     const s = node.settings;
     node.account = createAccount({
@@ -100,7 +101,7 @@ export default function register(RED: NodeAPI): void {
       auth: {
         bearer: () => {
           const email = resolveCredential(RED, node, node.credentials?.email).trim();
-          const password = resolveCredential(RED, node, node.credentials?.password);
+          password = resolveCredential(RED, node, node.credentials?.password);
           if (email && password) {
             // Log in at loginPath, keep the token, log in again after a 401.
             login = appLogin({ client: node.client, loginPath: node.settings.loginPath, email, password, group: GROUP });
@@ -121,6 +122,8 @@ export default function register(RED: NodeAPI): void {
       const c = node.client();
       const a = node.account.auth('bearer');
       refuseTokenInQuery(query, token);
+      refuseTokenInQuery(query, login?.peek(), 'login token');
+      refuseTokenInQuery(query, login ? password : '', 'password', "the login request's body");
       return c.request({ method: 'GET', path, query, auth: a, group: GROUP, idempotent: true, signal });
     };
 
@@ -133,6 +136,7 @@ export default function register(RED: NodeAPI): void {
 
     node.on('close', (_removed: boolean, done: () => void) => {
       token = '';
+      password = '';
       const closing = [node.account.close(), login?.close()];
       login = undefined;
       void Promise.allSettled(closing).then(() => done());
