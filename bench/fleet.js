@@ -15,11 +15,8 @@
  * than once; lost: items never answered; takeover: from the SIGKILL to the standby's first
  * record. A benchmark reports what it measures and exits 0.
  */
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
 const { startSimulator } = require('../dist/simulator');
-const { ChildRed, makeUserDir } = require('../test/helpers/child-red');
+const { waitFor, recordLines, childGateway, RedFleet } = require('../test/helpers/child-red');
 const { RedisServer, findRedisServer } = require('../test/helpers/redis');
 
 const INSTANCES = 3;
@@ -28,31 +25,12 @@ const LIMIT = { calls: 5, windowMs: 6000 };
 const BACKLOG = 5000;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function waitFor(pred, ms, what) {
-  const start = Date.now();
-  while (!pred()) {
-    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 function flows(sim, redisUrl) {
   return [
     { id: 'tab1', type: 'tab', label: 'fleet' },
     { id: 'r', type: 'iotgw-redis', url: redisUrl, keyPrefix: 'bench:' },
-    {
-      id: 'gw1',
-      type: 'iotgw-gateway',
-      baseUrl: sim.url,
-      apiVersion: '1.0',
-      rateLimitCalls: LIMIT.calls,
-      rateLimitWindowSeconds: LIMIT.windowMs / 1000,
-      maxConcurrent: 3,
-      maxBatchSize: 100,
-      timeoutSeconds: 30,
-      redis: 'r',
-      credentials: { clientId: 'demo', clientSecret: 'demo-secret' },
-    },
+    childGateway(sim, { rateLimitCalls: LIMIT.calls, rateLimitWindowSeconds: LIMIT.windowMs / 1000, timeoutSeconds: 30, redis: 'r' }),
     { id: 'in1', z: 'tab1', type: 'http in', url: '/submit', method: 'post', wires: [['split1', 'resp1']] },
     { id: 'resp1', z: 'tab1', type: 'http response', statusCode: '204', wires: [] },
     { id: 'split1', z: 'tab1', type: 'function', func: 'for (const item of msg.payload) node.send({ payload: item });\nreturn null;', outputs: 1, wires: [['mode1']] },
@@ -84,10 +62,6 @@ function flows(sim, redisUrl) {
   ];
 }
 
-function lines(file) {
-  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => l.split(' ')) : [];
-}
-
 async function main() {
   const bin = findRedisServer();
   if (!bin) {
@@ -97,20 +71,13 @@ async function main() {
   const redis = await new RedisServer(bin).start();
   const sim = await startSimulator({ terminal: { rateLimitCalls: LIMIT.calls, rateLimitWindowMs: LIMIT.windowMs, maxConcurrent: 3 } });
   sim.terminal.configure({ acceptUnknownTerminals: true });
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-fleet-bench-'));
-  const recordsFile = path.join(tmp, 'records.txt');
-  const reds = [];
+  const fleet = new RedFleet('iotgw-fleet-bench-');
+  const { recordsFile, reds } = fleet;
   try {
     for (let i = 0; i < INSTANCES; i++) {
-      const userDir = makeUserDir({ recordsFile, defaultContext: true });
-      process.env.IOTGW_TAG = String.fromCharCode(65 + i);
-      const red = await new ChildRed(userDir).start();
-      red.tag = process.env.IOTGW_TAG;
-      red.userDir = userDir;
-      reds.push(red);
+      const red = await fleet.start(String.fromCharCode(65 + i));
       await red.deploy(flows(sim, redis.url));
     }
-    delete process.env.IOTGW_TAG;
     await sleep(1500);
     // 1,500 items spread over the instances, all at once.
     const dest = (i) => `4${String(i).padStart(7, '0')}SKY${(i % 65536).toString(16).toUpperCase().padStart(4, '0')}`;
@@ -122,13 +89,13 @@ async function main() {
         return fetch(`${red.url}/submit`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(items) });
       }),
     );
-    const answered = () => lines(recordsFile).filter((l) => l[0] === 'item' || l[0] === 'error').length;
+    const answered = () => recordLines(recordsFile).filter((l) => l[0] === 'item' || l[0] === 'error').length;
     await waitFor(() => answered() >= ITEMS, 180000, 'every item answered').catch((e) => console.error(String(e)));
     const calls = sim.server.callsTo('terminal/mode');
     const submitted = new Map();
     for (const c of calls) if (c.status === 200) for (const it of JSON.parse(c.body)) submitted.set(it.DestinationID, (submitted.get(it.DestinationID) ?? 0) + 1);
     const repeats = [...submitted.values()].filter((n) => n > 1).length;
-    const answeredIds = new Set(lines(recordsFile).filter((l) => l[0] === 'item').map((l) => l[1]));
+    const answeredIds = new Set(recordLines(recordsFile).filter((l) => l[0] === 'item').map((l) => l[1]));
     let lost = 0;
     for (let i = 0; i < ITEMS; i++) if (!answeredIds.has(dest(i))) lost++;
     const times = calls.map((c) => c.at).sort((a, b) => a - b);
@@ -139,23 +106,21 @@ async function main() {
 
     // Takeover: a backlog for the pollers, then SIGKILL the active one.
     sim.terminal.seedBacklog(BACKLOG);
-    await waitFor(() => lines(recordsFile).filter((l) => l[0] === 'record').length >= 600, 60000, 'the active poller to drain');
-    const active = lines(recordsFile).find((l) => l[0] === 'record')[1];
+    await waitFor(() => recordLines(recordsFile).filter((l) => l[0] === 'record').length >= 600, 60000, 'the active poller to drain');
+    const active = recordLines(recordsFile).find((l) => l[0] === 'record')[1];
     const victim = reds.find((r) => r.tag === active);
     const tKill = Date.now();
     await victim.kill('SIGKILL');
-    await waitFor(() => lines(recordsFile).some((l) => l[0] === 'record' && l[1] !== active), 60000, 'a standby to take over').catch((e) => console.error(String(e)));
+    await waitFor(() => recordLines(recordsFile).some((l) => l[0] === 'record' && l[1] !== active), 60000, 'a standby to take over').catch((e) => console.error(String(e)));
     const takeover = (Date.now() - tKill) / 1000;
     console.log(`calls ${n}, first to last ${Math.round(span)} ms, shortest the limit allows ${ideal} ms; token fetches ${sim.server.callsTo('terminal/auth').length}; active poller ${active}`);
     console.log(
       `fleet: ${INSTANCES} instances, ${ITEMS} items, ${pct.toFixed(1)}% of the account limit, ${sim.terminal.counters.throttled} 429s, ${repeats} repeats, ${lost} lost, takeover ${takeover.toFixed(1)} s`,
     );
   } finally {
-    for (const red of reds) if (red.proc.exitCode === null && red.proc.signalCode === null) await red.kill('SIGKILL');
+    await fleet.close();
     await sim.close();
     await redis.destroy();
-    for (const red of reds) fs.rmSync(red.userDir, { recursive: true, force: true });
-    fs.rmSync(tmp, { recursive: true, force: true });
   }
 }
 

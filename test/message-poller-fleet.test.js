@@ -6,11 +6,8 @@
  * is emitted once in all (the lease and the mark come from the account, not the node).
  */
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
 const { startSimulator } = require('../dist/simulator');
-const { ChildRed, makeUserDir } = require('./helpers/child-red');
+const { waitFor, recordLines, childGateway, appendNode, RedFleet } = require('./helpers/child-red');
 const { describeRedis } = require('./helpers/redis');
 
 const COUNT = 1000;
@@ -19,19 +16,7 @@ function flows(sim, redisUrl, prefix) {
   return [
     { id: 'tab1', type: 'tab', label: 'fleet' },
     { id: 'r', type: 'iotgw-redis', url: redisUrl, keyPrefix: prefix },
-    {
-      id: 'gw1',
-      type: 'iotgw-gateway',
-      baseUrl: sim.url,
-      apiVersion: '1.0',
-      rateLimitCalls: 2,
-      rateLimitWindowSeconds: 1,
-      maxConcurrent: 3,
-      maxBatchSize: 100,
-      timeoutSeconds: 10,
-      redis: 'r',
-      credentials: { clientId: 'demo', clientSecret: 'demo-secret' },
-    },
+    childGateway(sim, { rateLimitCalls: 2, rateLimitWindowSeconds: 1, redis: 'r' }),
     {
       id: 'mp1',
       z: 'tab1',
@@ -48,83 +33,35 @@ function flows(sim, redisUrl, prefix) {
       includeRaw: false,
       wires: [['append1']],
     },
-    {
-      id: 'append1',
-      z: 'tab1',
-      type: 'function',
-      func: "global.get('append')(env.get('IOTGW_TAG') + ' M ' + String(msg.payload.ID) + '\\n');\nreturn null;",
-      outputs: 0,
-      wires: [],
-    },
+    appendNode('append1', "env.get('IOTGW_TAG') + ' M ' + String(msg.payload.ID)"),
     { id: 'st1', z: 'tab1', type: 'status', scope: ['mp1'], wires: [['append2']] },
-    {
-      id: 'append2',
-      z: 'tab1',
-      type: 'function',
-      func: "global.get('append')(env.get('IOTGW_TAG') + ' S ' + String(msg.status.text || '').replace(/\\s+/g, '_') + '\\n');\nreturn null;",
-      outputs: 0,
-      wires: [],
-    },
+    appendNode('append2', "env.get('IOTGW_TAG') + ' S ' + String(msg.status.text || '').replace(/\\s+/g, '_')"),
   ];
 }
 
-function read(file) {
-  if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => {
-      const [tag, kind, value] = l.split(' ');
-      return { tag, kind, value };
-    });
-}
+const read = (file) => recordLines(file).map(([tag, kind, value]) => ({ tag, kind, value }));
 const messages = (file) => read(file).filter((r) => r.kind === 'M');
-
-async function waitFor(pred, ms, what) {
-  const start = Date.now();
-  while (!pred()) {
-    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describeRedis('message poller fleet: two Node-RED instances, one account, Redis (child Node-RED, real redis-server)', function (ctx) {
   this.timeout(120000);
   let sim;
-  const reds = [];
-  const dirs = [];
+  let fleet;
   let recordsFile;
 
   beforeEach(async function () {
     sim = await startSimulator({ terminal: { rateLimitCalls: 2, rateLimitWindowMs: 1000, maxConcurrent: 3 } });
     const now = Math.floor(Date.now() / 1000);
     sim.terminal.mobile.seed({ count: COUNT, perSecond: 10, startSec: now - 600 });
-    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-mfleet-'));
-    dirs.push(d);
-    recordsFile = path.join(d, 'records.txt');
+    fleet = new RedFleet('iotgw-mfleet-');
+    recordsFile = fleet.recordsFile;
   });
 
   afterEach(async function () {
-    for (const red of reds.splice(0)) if (red.proc.exitCode === null && red.proc.signalCode === null) await red.kill('SIGKILL');
+    await fleet.close();
     await sim.close();
-    for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
   });
 
-  async function startRed(tag) {
-    const userDir = makeUserDir({ recordsFile, defaultContext: true });
-    dirs.push(userDir);
-    const before = process.env.IOTGW_TAG;
-    process.env.IOTGW_TAG = tag;
-    try {
-      const red = await new ChildRed(userDir).start();
-      reds.push(red);
-      return red;
-    } finally {
-      if (before === undefined) delete process.env.IOTGW_TAG;
-      else process.env.IOTGW_TAG = before;
-    }
-  }
+  const startRed = (tag) => fleet.start(tag);
 
   it('one poller active, the other on "standby": each message emitted once in all', async function () {
     const ids = sim.terminal.mobile.fromMobile.items.map((m) => String(m.ID));

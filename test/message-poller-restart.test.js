@@ -12,40 +12,20 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { startSimulator } = require('../dist/simulator');
-const { ChildRed, makeUserDir } = require('./helpers/child-red');
+const { ChildRed, makeUserDir, waitFor, recordLines, childGateway, appendNode } = require('./helpers/child-red');
 
 const utc = (sec) => new Date(sec * 1000).toISOString().slice(0, 19).replace('T', ' ');
 
 function flows(sim, startFrom) {
   return [
     { id: 'tab1', type: 'tab', label: 'message poller restart test' },
-    {
-      id: 'gw1',
-      type: 'iotgw-gateway',
-      name: 'sim',
-      baseUrl: sim.url,
-      apiVersion: '1.0',
-      rateLimitCalls: 0,
-      rateLimitWindowSeconds: 60,
-      maxConcurrent: 3,
-      maxBatchSize: 100,
-      timeoutSeconds: 10,
-      credentials: { clientId: 'demo', clientSecret: 'demo-secret' },
-    },
+    childGateway(sim),
     { id: 'mp1', z: 'tab1', type: 'iotgw-message-poller', gateway: 'gw1', intervalSeconds: 1, startFrom, output: 'record', contextStore: '', autoStart: true, wires: [['append1']] },
-    { id: 'append1', z: 'tab1', type: 'function', func: "global.get('append')(String(msg.payload.ID) + '\\n');\nreturn null;", outputs: 0, wires: [] },
+    appendNode('append1', 'String(msg.payload.ID)'),
   ];
 }
 
-const lines = (file) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
-
-async function waitFor(pred, ms, what) {
-  const start = Date.now();
-  while (!pred()) {
-    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const lines = (file) => recordLines(file).map((l) => l[0]);
 
 describe('reliability: the message poller across redeploy and SIGKILL (child Node-RED)', function () {
   this.timeout(120000);

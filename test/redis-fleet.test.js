@@ -7,11 +7,8 @@
  * one reply (500 records) comes again, and the shared budget provokes no 429.
  */
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
 const { startSimulator } = require('../dist/simulator');
-const { ChildRed, makeUserDir } = require('./helpers/child-red');
+const { waitFor, recordLines, childGateway, appendNode, RedFleet } = require('./helpers/child-red');
 const { describeRedis } = require('./helpers/redis');
 
 const BACKLOG = 10000;
@@ -21,19 +18,7 @@ function flows(sim, redisUrl) {
   return [
     { id: 'tab1', type: 'tab', label: 'fleet' },
     { id: 'r', type: 'iotgw-redis', url: redisUrl, keyPrefix: 'fleet:' },
-    {
-      id: 'gw1',
-      type: 'iotgw-gateway',
-      baseUrl: sim.url,
-      apiVersion: '1.0',
-      rateLimitCalls: 2,
-      rateLimitWindowSeconds: 1,
-      maxConcurrent: 3,
-      maxBatchSize: 100,
-      timeoutSeconds: 10,
-      redis: 'r',
-      credentials: { clientId: 'demo', clientSecret: 'demo-secret' },
-    },
+    childGateway(sim, { rateLimitCalls: 2, rateLimitWindowSeconds: 1, redis: 'r' }),
     {
       id: 'poller1',
       z: 'tab1',
@@ -47,72 +32,31 @@ function flows(sim, redisUrl) {
       addNames: false,
       wires: [['append1']],
     },
-    {
-      id: 'append1',
-      z: 'tab1',
-      type: 'function',
-      func: "global.get('append')(env.get('IOTGW_TAG') + ' ' + msg.topic + '\\n');\nreturn null;",
-      outputs: 0,
-      wires: [],
-    },
+    appendNode('append1', "env.get('IOTGW_TAG') + ' ' + msg.topic"),
   ];
 }
 
-function read(file) {
-  if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => {
-      const [tag, id] = l.split(' ');
-      return { tag, id };
-    });
-}
-
-async function waitFor(pred, ms, what) {
-  const start = Date.now();
-  while (!pred()) {
-    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const read = (file) => recordLines(file).map(([tag, id]) => ({ tag, id }));
 
 describeRedis('fleet: two Node-RED instances, one account, Redis (child Node-RED, real redis-server)', function (ctx) {
   this.timeout(120000);
   let sim;
-  const reds = [];
-  const dirs = [];
+  let fleet;
   let recordsFile;
 
   beforeEach(async function () {
     sim = await startSimulator({ terminal: { rateLimitCalls: 2, rateLimitWindowMs: 1000, maxConcurrent: 3 } });
     sim.terminal.seedBacklog(BACKLOG);
-    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-fleet-'));
-    dirs.push(d);
-    recordsFile = path.join(d, 'records.txt');
+    fleet = new RedFleet('iotgw-fleet-');
+    recordsFile = fleet.recordsFile;
   });
 
   afterEach(async function () {
-    for (const red of reds.splice(0)) if (red.proc.exitCode === null && red.proc.signalCode === null) await red.kill('SIGKILL');
+    await fleet.close();
     await sim.close();
-    for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
   });
 
-  async function startRed(tag) {
-    const userDir = makeUserDir({ recordsFile, defaultContext: true });
-    dirs.push(userDir);
-    const before = process.env.IOTGW_TAG;
-    process.env.IOTGW_TAG = tag;
-    try {
-      const red = await new ChildRed(userDir).start();
-      reds.push(red);
-      return red;
-    } finally {
-      if (before === undefined) delete process.env.IOTGW_TAG;
-      else process.env.IOTGW_TAG = before;
-    }
-  }
+  const startRed = (tag) => fleet.start(tag);
 
   it('SIGKILL of the active poller during a 10,000-record drain: the standby takes over, 0 lost, at most one reply repeated, 0 429s', async function () {
     const a = await startRed('A');

@@ -15,7 +15,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { startSimulator } = require('../dist/simulator');
-const { ChildRed, makeUserDir } = require('./helpers/child-red');
+const { ChildRed, makeUserDir, waitFor, recordLines, childGateway, appendNode } = require('./helpers/child-red');
 
 const BACKLOG = 60000; // 150 full replies of 500 (each reply's last second comes again)
 const REPLY = 500;
@@ -23,19 +23,7 @@ const REPLY = 500;
 function flows(sim) {
   return [
     { id: 'tab1', type: 'tab', label: 'restart test' },
-    {
-      id: 'gw1',
-      type: 'iotgw-gateway',
-      name: 'sim',
-      baseUrl: sim.url,
-      apiVersion: '1.0',
-      rateLimitCalls: 0,
-      rateLimitWindowSeconds: 60,
-      maxConcurrent: 3,
-      maxBatchSize: 100,
-      timeoutSeconds: 10,
-      credentials: { clientId: 'demo', clientSecret: 'demo-secret' },
-    },
+    childGateway(sim),
     {
       id: 'poller1',
       z: 'tab1',
@@ -49,28 +37,11 @@ function flows(sim) {
       addNames: false,
       wires: [['append1']],
     },
-    {
-      id: 'append1',
-      z: 'tab1',
-      type: 'function',
-      func: "global.get('append')(msg.topic + ' ' + msg.payload.StatusUTC + '\\n');\nreturn null;",
-      outputs: 0,
-      wires: [],
-    },
+    appendNode('append1', "msg.topic + ' ' + msg.payload.StatusUTC"),
   ];
 }
 
-function readRecords(file) {
-  if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => {
-      const [id, day, time] = l.split(' ');
-      return { id, utc: `${day} ${time}` };
-    });
-}
+const readRecords = (file) => recordLines(file).map(([id, day, time]) => ({ id, utc: `${day} ${time}` }));
 
 function lineCount(file) {
   if (!fs.existsSync(file)) return 0;
@@ -87,14 +58,6 @@ function markOnDisk(userDir) {
     return JSON.parse(fs.readFileSync(f, 'utf8'));
   } catch {
     return undefined;
-  }
-}
-
-async function waitFor(pred, ms, what) {
-  const start = Date.now();
-  while (!pred()) {
-    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
   }
 }
 

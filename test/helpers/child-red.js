@@ -134,4 +134,83 @@ class ChildRed {
   }
 }
 
-module.exports = { ChildRed, makeUserDir, freePort };
+/** Waits until `pred()` is true (checked every 25 ms), or fails after `ms` naming `what`. */
+async function waitFor(pred, ms, what) {
+  const start = Date.now();
+  while (!pred()) {
+    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** The lines a flow appended to `file` (through `global.get('append')`), each split on spaces. */
+function recordLines(file) {
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => l.split(' ')) : [];
+}
+
+/**
+ * The iotgw-gateway config node (id gw1) of a child Node-RED's flow, on the simulator's demo
+ * account; `props` override (rate limit, `redis`, timeout).
+ */
+function childGateway(sim, props = {}) {
+  return {
+    id: 'gw1',
+    type: 'iotgw-gateway',
+    name: 'sim',
+    baseUrl: sim.url,
+    apiVersion: '1.0',
+    rateLimitCalls: 0,
+    rateLimitWindowSeconds: 60,
+    maxConcurrent: 3,
+    maxBatchSize: 100,
+    timeoutSeconds: 10,
+    credentials: { clientId: 'demo', clientSecret: 'demo-secret' },
+    ...props,
+  };
+}
+
+/**
+ * A function node (on tab1) that appends one line to the records file: `expr` is a JavaScript
+ * expression of msg (and env) giving the line without its newline.
+ */
+function appendNode(id, expr) {
+  return { id, z: 'tab1', type: 'function', func: `global.get('append')(${expr} + '\\n');\nreturn null;`, outputs: 0, wires: [] };
+}
+
+/**
+ * Several child Node-REDs that write to one records file, each started with its own
+ * IOTGW_TAG (a flow reads it as `env.get('IOTGW_TAG')`) and Node-RED's default context.
+ * `close()` SIGKILLs those still running and removes every directory.
+ */
+class RedFleet {
+  constructor(prefix = 'iotgw-fleet-') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    this.dirs = [dir];
+    this.reds = [];
+    this.recordsFile = path.join(dir, 'records.txt');
+  }
+
+  async start(tag) {
+    const userDir = makeUserDir({ recordsFile: this.recordsFile, defaultContext: true });
+    this.dirs.push(userDir);
+    const before = process.env.IOTGW_TAG;
+    process.env.IOTGW_TAG = tag;
+    try {
+      const red = await new ChildRed(userDir).start();
+      red.tag = tag;
+      red.userDir = userDir;
+      this.reds.push(red);
+      return red;
+    } finally {
+      if (before === undefined) delete process.env.IOTGW_TAG;
+      else process.env.IOTGW_TAG = before;
+    }
+  }
+
+  async close() {
+    for (const red of this.reds.splice(0)) if (red.proc.exitCode === null && red.proc.signalCode === null) await red.kill('SIGKILL');
+    for (const d of this.dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  }
+}
+
+module.exports = { ChildRed, makeUserDir, freePort, waitFor, recordLines, childGateway, appendNode, RedFleet };
