@@ -15,7 +15,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { startSimulator } = require('./helpers/harness');
+const { startSimulator, gatewayNode, DEMO_CREDS } = require('./helpers/harness');
 const { ChildRed, makeUserDir } = require('./helpers/child-red');
 const { landedSpecs } = require('./helpers/faults');
 
@@ -78,19 +78,7 @@ describe('long life: many redeploys of a flow with every node (child Node-RED, f
   function flow(round) {
     const nodes = [
       { id: 'tab', type: 'tab', label: `long life ${round}` },
-      {
-        id: 'gw',
-        type: 'iotgw-gateway',
-        name: 'sim',
-        baseUrl: sim.url,
-        apiVersion: '1.0',
-        rateLimitCalls: 0,
-        rateLimitWindowSeconds: 60,
-        maxConcurrent: 3,
-        maxBatchSize: 100,
-        timeoutSeconds: 5,
-        credentials: { clientId: 'demo', clientSecret: 'demo-secret', brokerClientId: 'sim-client', brokerAccessToken: 'sim-access-token' },
-      },
+      gatewayNode(sim, { credentials: DEMO_CREDS }),
       { id: 'app', type: 'iotgw-app', name: 'sim app', baseUrl: sim.appUrl, timeoutSeconds: 5, rateLimitCalls: 0, rateLimitWindowSeconds: 1, maxRetries: 3, credentials: { authToken: 'app-demo-token' } },
       { id: 'catch', z: 'tab', type: 'catch', scope: null, uncaught: false, wires: [] },
     ];

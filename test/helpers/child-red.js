@@ -13,6 +13,7 @@ const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
+const { DEMO_CREDS, gatewayNode } = require('./flows');
 
 const ROOT = path.resolve(__dirname, '../..');
 const RED_JS = require.resolve('node-red/red.js');
@@ -153,20 +154,7 @@ function recordLines(file) {
  * account; `props` override (rate limit, `redis`, timeout).
  */
 function childGateway(sim, props = {}) {
-  return {
-    id: 'gw1',
-    type: 'iotgw-gateway',
-    name: 'sim',
-    baseUrl: sim.url,
-    apiVersion: '1.0',
-    rateLimitCalls: 0,
-    rateLimitWindowSeconds: 60,
-    maxConcurrent: 3,
-    maxBatchSize: 100,
-    timeoutSeconds: 10,
-    credentials: { clientId: 'demo', clientSecret: 'demo-secret' },
-    ...props,
-  };
+  return gatewayNode(sim, { id: 'gw1', timeoutSeconds: 10, credentials: { clientId: DEMO_CREDS.clientId, clientSecret: DEMO_CREDS.clientSecret }, ...props });
 }
 
 /**

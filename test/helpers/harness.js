@@ -15,24 +15,7 @@ const OUR_NODES = Object.values(require('../../package.json')['node-red'].nodes)
 const CORE_NODES = ['25-catch.js', '25-status.js', '24-complete.js'].map((f) => require(`@node-red/nodes/core/common/${f}`));
 const ALL_NODES = [...OUR_NODES, ...CORE_NODES];
 
-/** A gateway config node for the simulator (client credentials by default). */
-function gatewayNode(sim, props = {}) {
-  return {
-    id: 'gw',
-    type: 'iotgw-gateway',
-    name: 'sim',
-    baseUrl: sim.url,
-    apiVersion: '1.0',
-    rateLimitCalls: 0,
-    rateLimitWindowSeconds: 60,
-    maxConcurrent: 3,
-    maxBatchSize: 100,
-    timeoutSeconds: 5,
-    ...props,
-  };
-}
-
-const DEMO_CREDS = { clientId: 'demo', clientSecret: 'demo-secret', brokerClientId: 'sim-client', brokerAccessToken: 'sim-access-token' };
+const { DEMO_CREDS, gatewayNode } = require('./flows');
 
 /** Loads a flow into the real runtime; returns {get(id)}. */
 const CONFIG_TYPES = new Set(['iotgw-gateway', 'iotgw-app', 'tls-config']);
