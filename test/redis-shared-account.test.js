@@ -14,6 +14,9 @@ describeRedis('two accounts sharing one gateway account through Redis (simulator
   simulatorPerTest({ terminal: { rateLimitCalls: 3, rateLimitWindowMs: 1500, maxConcurrent: 3 } }, (s) => (sim = s));
   afterEach(() => helper.unload());
 
+  let prefix;
+  beforeEach(() => (prefix = `t${Date.now()}:`));
+
   function flow(redis) {
     const gw = (id) => ({
       id,
@@ -29,7 +32,7 @@ describeRedis('two accounts sharing one gateway account through Redis (simulator
     });
     return [
       { id: 'flow', type: 'tab', label: 'test' },
-      { id: 'r', type: 'iotgw-redis', url: ctx.server.url, keyPrefix: `t${Date.now()}:` },
+      { id: 'r', type: 'iotgw-redis', url: ctx.server.url, keyPrefix: prefix },
       gw('gwA'),
       gw('gwB'),
       { id: 'modeA', z: 'flow', type: 'iotgw-terminal-mode', gateway: 'gwA', mode: 0, wakeupInterval: 0, family: 'any', wires: [['ok'], ['bad']] },
@@ -63,6 +66,25 @@ describeRedis('two accounts sharing one gateway account through Redis (simulator
     assert.equal(sim.server.callsTo('terminal/mode').length, 8, 'each item sent once');
     assert.equal(new Set(ok.map((m) => m.payload[0].DestinationID)).size, 8);
     assert.equal(sim.server.callsTo('terminal/auth').length, 1, 'one token fetch for both accounts');
+  });
+
+  it('the shared token lives in Redis as long as the gateway said (expires_in), not an assumed 10 minutes', async function () {
+    this.timeout(40000);
+    sim.terminal.configure({ tokenTtlSeconds: 90 });
+    const { caught } = await submitTogether(true, 1);
+    assert.equal(caught.length, 0, caught.map((c) => c.error && c.error.message).join('; '));
+    assert.equal(sim.server.callsTo('terminal/auth').length, 1);
+    const Redis = require('ioredis');
+    const r = new Redis(ctx.server.url);
+    try {
+      const keys = (await r.keys(`${prefix}*`)).filter((k) => /:token$/.test(k));
+      assert.equal(keys.length, 1, `one shared token key: ${keys.join(', ')}`);
+      const pttl = await r.pttl(keys[0]);
+      // expires_in 90 s, less the client's own 30 s skew: 60 s.
+      assert.ok(pttl > 50_000 && pttl <= 60_000, `token ttl in Redis ${pttl} ms`);
+    } finally {
+      r.disconnect();
+    }
   });
 
   it('control: without redis the two accounts provoke 429s (each spends the limit as if alone)', async function () {

@@ -73,6 +73,10 @@ export class ClientCredentialsBearer implements AuthProvider {
     return this.token ? [this.clientSecret, this.token] : [this.clientSecret];
   }
 
+  expiresInMs(): number | undefined {
+    return this.token ? Math.max(0, this.expiresAt - this.now()) : undefined;
+  }
+
   renew(refused: Record<string, string>): boolean {
     // Only drop the token that was refused; a newer one fetched meanwhile stays.
     if (this.token && refused.authorization === `Bearer ${this.token}`) {
@@ -186,6 +190,10 @@ export class CachedToken implements TokenSource {
     return this.current;
   }
 
+  expiresInMs(): number | undefined {
+    return this.current && Number.isFinite(this.endsAt) ? Math.max(0, this.endsAt - this.now()) : undefined;
+  }
+
   invalidate(refused: string): boolean {
     // Only drop the token that was refused; a newer one fetched meanwhile stays.
     if (this.current === refused) {
@@ -212,6 +220,10 @@ export class TokenHeaders implements AuthProvider {
 
   async headers(_client: ApiClient, signal?: AbortSignal): Promise<Record<string, string>> {
     return this.make(await this.source.token(signal));
+  }
+
+  expiresInMs(): number | undefined {
+    return this.source.expiresInMs?.();
   }
 
   renew(refused: Record<string, string>): boolean {

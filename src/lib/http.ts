@@ -70,6 +70,8 @@ export interface AuthProvider {
   hint?: string;
   /** The account's secrets this provider holds (token, client secret): cut out of every reply. */
   secrets?(): string[];
+  /** How long the token held now stays good (ms), when known (see TokenSource.expiresInMs). */
+  expiresInMs?(): number | undefined;
 }
 
 export type Query = Record<string, string | number | boolean | bigint | null | undefined>;

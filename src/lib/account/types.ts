@@ -42,6 +42,11 @@ export interface TokenSource {
    * false when renewing cannot help (a static token, or `refused` was already renewed once).
    */
   invalidate(refused: string): boolean;
+  /**
+   * How long the token held now stays good (ms, after the source's own skew), when the
+   * service said so (`expires_in`); undefined when unknown or there is no token yet.
+   */
+  expiresInMs?(): number | undefined;
   close(): Promise<void>;
 }
 

@@ -31,6 +31,10 @@ export class AuthTokenSource implements TokenSource {
     return a.renew({ authorization: `Bearer ${refused}` });
   }
 
+  expiresInMs(): number | undefined {
+    return this.auth().expiresInMs?.();
+  }
+
   async close(): Promise<void> {
     this.renewed.clear();
   }

@@ -101,7 +101,10 @@ export function redisSharedState(conn: RedisConnection, settings: (account: Acco
         if (last) local.invalidate(last);
         const token = await local.token(signal);
         last = token;
-        return { token, expiresInMs: lifetime };
+        // The lifetime the service gave this token (expires_in, less the provider's skew);
+        // the setting's lifetime only when the service gave none.
+        const left = local.expiresInMs?.();
+        return { token, expiresInMs: left !== undefined && Number.isFinite(left) && left > 0 ? left : lifetime };
       };
       return new RedisTokenSource(conn, new AccountKeys(keys.prefix, keys.hash), fetcher, { timeoutMs: s.timeoutMs, skewMs: 0 }).named(name);
     },
