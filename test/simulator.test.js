@@ -143,4 +143,43 @@ describe('the gateway simulator (area a) on its own', function () {
       cli.kill('SIGTERM');
     }
   });
+
+  it('the command line turns on the real services\' edges (throttling as HTTP 200 + ErrorID, a base path, a token lifetime) and refuses a wrong value', async function () {
+    const bin = path.join(__dirname, '..', 'dist', 'bundle', 'cli.js');
+    const args = ['--port', '0', '--calls', '1', '--throttle-as', 'errorId', '--base-path', '/gw/v1', '--token-ttl', '120', '--reports-every', '0'];
+    const cli = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const base = await new Promise((resolve, reject) => {
+        let out = '';
+        cli.stdout.on('data', (d) => {
+          out += d;
+          const m = /gateway base URL: (http:\/\/127\.0\.0\.1:\d+\/gw\/v1)\n/.exec(out);
+          if (m) resolve(m[1]);
+        });
+        cli.on('exit', (code) => reject(new Error(`exited ${code}`)));
+      });
+      const t = await token({ url: base });
+      assert.equal(t.status, 200);
+      assert.equal(t.body.expires_in, 120);
+      const get = async () => {
+        const r = await fetch(`${base}/api/v1.0/get/subaccounts/fw_status_updates?FromUTC=2020-01-01%2000:00:00`, { headers: { authorization: `Bearer ${t.body.access_token}` } });
+        return { status: r.status, body: await r.json() };
+      };
+      assert.equal((await get()).status, 200);
+      const throttled = await get();
+      assert.equal(throttled.status, 200, 'throttled as the real gateway can: HTTP 200');
+      assert.equal(throttled.body.ErrorID, 24581);
+    } finally {
+      cli.kill('SIGTERM');
+    }
+    for (const [bad, said] of [
+      [['--throttle-as', '429'], /--throttle-as: must be one of http, errorId, not "429"/],
+      [['--calls', '-1'], /--calls: must be a whole number of 0 or more, not "-1"/],
+      [['--late-secs', '2'], /unknown option "--late-secs"/],
+    ]) {
+      const r = require('node:child_process').spawnSync(process.execPath, [bin, ...bad], { encoding: 'utf8', timeout: 10000 });
+      assert.equal(r.status, 2, bad.join(' '));
+      assert.match(r.stderr, said);
+    }
+  });
 });
