@@ -16,7 +16,7 @@
  * record. A benchmark reports what it measures and exits 0.
  */
 const { startSimulator } = require('../dist/simulator');
-const { waitFor, recordLines, childGateway, RedFleet } = require('../test/helpers/child-red');
+const { waitFor, recordLines, childGateway, statusPoller, RedFleet } = require('../test/helpers/child-red');
 const { RedisServer, findRedisServer } = require('../test/helpers/redis');
 
 const INSTANCES = 3;
@@ -45,19 +45,7 @@ function flows(sim, redisUrl) {
     },
     { id: 'catch1', z: 'tab1', type: 'catch', scope: ['mode1'], uncaught: false, wires: [['err1']] },
     { id: 'err1', z: 'tab1', type: 'function', func: "global.get('append')('error ' + (msg.error && msg.error.code) + '\\n');\nreturn null;", outputs: 0, wires: [] },
-    {
-      id: 'poller1',
-      z: 'tab1',
-      type: 'iotgw-status-poller',
-      gateway: 'gw1',
-      intervalSeconds: 1,
-      startFrom: '-2d',
-      output: 'record',
-      contextStore: '',
-      autoStart: true,
-      addNames: false,
-      wires: [['rec1']],
-    },
+    statusPoller('rec1'),
     { id: 'rec1', z: 'tab1', type: 'function', func: "global.get('append')('record ' + env.get('IOTGW_TAG') + ' ' + msg.topic + '\\n');\nreturn null;", outputs: 0, wires: [] },
   ];
 }

@@ -8,7 +8,7 @@
  */
 const assert = require('node:assert/strict');
 const { startSimulator } = require('../dist/simulator');
-const { waitFor, recordLines, childGateway, appendNode, RedFleet } = require('./helpers/child-red');
+const { waitFor, recordLines, childGateway, statusPoller, appendNode, RedFleet } = require('./helpers/child-red');
 const { describeRedis } = require('./helpers/redis');
 
 const BACKLOG = 10000;
@@ -19,19 +19,7 @@ function flows(sim, redisUrl) {
     { id: 'tab1', type: 'tab', label: 'fleet' },
     { id: 'r', type: 'iotgw-redis', url: redisUrl, keyPrefix: 'fleet:' },
     childGateway(sim, { rateLimitCalls: 2, rateLimitWindowSeconds: 1, redis: 'r' }),
-    {
-      id: 'poller1',
-      z: 'tab1',
-      type: 'iotgw-status-poller',
-      gateway: 'gw1',
-      intervalSeconds: 1,
-      startFrom: '-2d',
-      output: 'record',
-      contextStore: '',
-      autoStart: true,
-      addNames: false,
-      wires: [['append1']],
-    },
+    statusPoller('append1'),
     appendNode('append1', "env.get('IOTGW_TAG') + ' ' + msg.topic"),
   ];
 }

@@ -15,7 +15,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { startSimulator } = require('../dist/simulator');
-const { ChildRed, makeUserDir, waitFor, recordLines, childGateway, appendNode } = require('./helpers/child-red');
+const { ChildRed, makeUserDir, waitFor, recordLines, childGateway, statusPoller, appendNode } = require('./helpers/child-red');
 
 const BACKLOG = 60000; // 150 full replies of 500 (each reply's last second comes again)
 const REPLY = 500;
@@ -24,19 +24,7 @@ function flows(sim) {
   return [
     { id: 'tab1', type: 'tab', label: 'restart test' },
     childGateway(sim),
-    {
-      id: 'poller1',
-      z: 'tab1',
-      type: 'iotgw-status-poller',
-      gateway: 'gw1',
-      intervalSeconds: 1,
-      startFrom: '-2d',
-      output: 'record',
-      contextStore: '',
-      autoStart: true,
-      addNames: false,
-      wires: [['append1']],
-    },
+    statusPoller('append1'),
     appendNode('append1', "msg.topic + ' ' + msg.payload.StatusUTC"),
   ];
 }

@@ -157,6 +157,11 @@ function childGateway(sim, props = {}) {
   return gatewayNode(sim, { id: 'gw1', timeoutSeconds: 10, credentials: { clientId: DEMO_CREDS.clientId, clientSecret: DEMO_CREDS.clientSecret }, ...props });
 }
 
+/** A status poller (poller1 on tab1, account gw1) draining from two days back, one msg per record, into `to`. */
+function statusPoller(to) {
+  return { id: 'poller1', z: 'tab1', type: 'iotgw-status-poller', gateway: 'gw1', intervalSeconds: 1, startFrom: '-2d', output: 'record', contextStore: '', autoStart: true, addNames: false, wires: [[to]] };
+}
+
 /**
  * A function node (on tab1) that appends one line to the records file: `expr` is a JavaScript
  * expression of msg (and env) giving the line without its newline.
@@ -201,4 +206,4 @@ class RedFleet {
   }
 }
 
-module.exports = { ChildRed, makeUserDir, freePort, waitFor, recordLines, childGateway, appendNode, RedFleet };
+module.exports = { ChildRed, makeUserDir, freePort, waitFor, recordLines, childGateway, statusPoller, appendNode, RedFleet };
