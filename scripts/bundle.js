@@ -16,7 +16,7 @@
  *  - dist/bundle/undici.js   undici (cut to the dispatchers we use), loaded on the first request;
  *  - dist/bundle/ioredis.js  ioredis, loaded only when an iotgw-redis node connects;
  *  - dist/bundle/index.js  the package's API (src/index.ts: startSimulator, errors);
- *  - dist/bundle/cli.js    the `iotgw-simulator` bin.
+ *  - dist/bundle/cli.js    the `iotgw-simulator` bin (its simulator is index.js's).
  * The editor .html files, locales and icons stay as they are in nodes/ (the Flow Library
  * reads them). No source maps (a map without its sources helps nobody).
  * Sizes of the outputs are printed; `--meta` writes esbuild's metafiles for analysis.
@@ -77,6 +77,10 @@ const trim = {
     if (build.initialOptions.outfile && path.basename(build.initialOptions.outfile) === 'core.js') {
       build.onResolve({ filter: /^undici$/ }, () => ({ path: './undici.js', external: true }));
       build.onResolve({ filter: /^ioredis$/ }, () => ({ path: './ioredis.js', external: true }));
+    }
+    // cli.js runs the simulator of index.js (the package's API) instead of a second copy of it.
+    if (build.initialOptions.outfile && path.basename(build.initialOptions.outfile) === 'cli.js') {
+      build.onResolve({ filter: /^\.\/index$/ }, (args) => (args.importer.endsWith(path.join('src', 'simulator', 'cli.ts')) ? { path: './index.js', external: true } : undefined));
     }
     build.onResolve({ filter: /^undici$/ }, () => ({ path: 'undici-parts', namespace: 'trim' }));
     build.onLoad({ filter: /^undici-parts$/, namespace: 'trim' }, () => ({
