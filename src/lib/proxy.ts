@@ -117,6 +117,11 @@ export class GatewayDispatcher {
     return (this.env ??= new (loadUndici().EnvHttpProxyAgent)(this.options));
   }
 
+  /** undici's `dispatch()` on the agent for `opts.origin` (the handler interface). */
+  dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    return this.agentFor(opts.origin as string | URL).dispatch(opts, handler);
+  }
+
   /** undici's `request()` on the agent for `opts.origin`. */
   request(opts: Dispatcher.RequestOptions): Promise<Dispatcher.ResponseData> {
     return this.agentFor(opts.origin as string | URL).request(opts);
