@@ -63,6 +63,33 @@ describe('limits, int64 and config migration (units)', function () {
     assert.match(String(toInt64(9007199254740992)), /above 2\^53/);
   });
 
+  it('int64: digits inside strings take the native parser; every 16-digit number token the exact one', function () {
+    const native = JSON.parse;
+    let nativeCalls = 0;
+    JSON.parse = (...a) => {
+      nativeCalls++;
+      return native(...a);
+    };
+    try {
+      // Hex keys and serials with long digit runs (as LoRaWAN devices have): no number there.
+      const keys = '{"nwkskey":"2622600adec0134441234567890123456","sn":"12345678901234567890","n":[1,2.5,-3]}';
+      assert.deepEqual(parseJson(keys), native(keys));
+      assert.equal(nativeCalls, 1);
+      nativeCalls = 0;
+      // A number token after ":", "," or "[" (with any JSON white space), or the whole text.
+      assert.deepEqual(parseJson('{"a": \n\t9223372036854775807}'), { a: '9223372036854775807' });
+      assert.deepEqual(parseJson('[1,\r\n 9223372036854775807]'), [1, '9223372036854775807']);
+      assert.deepEqual(parseJson('[-9223372036854775808]'), ['-9223372036854775808']);
+      assert.equal(parseJson(' 9007199254740993'), '9007199254740993');
+      assert.equal(parseJson('9007199254740991'), 9007199254740991);
+      assert.equal(nativeCalls, 0);
+      // A string that looks like a number token after ":" only costs the exact parser: same value.
+      assert.deepEqual(parseJson('{"t":"x:12345678901234567890","v":1.5}'), { t: 'x:12345678901234567890', v: 1.5 });
+    } finally {
+      JSON.parse = native;
+    }
+  });
+
   it('an old saved gateway config without the newer properties gets their defaults', function () {
     const old = migrateGatewayConfig({ id: 'x', type: 'iotgw-gateway', baseUrl: 'https://gw.example.com' });
     const s = gatewaySettings(old);

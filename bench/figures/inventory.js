@@ -91,3 +91,5 @@ module.exports = async function inventory(opts = {}) {
     metCapped: capped[1].devices === big.size && cappedGrowth <= Math.max(10, 0.15 * capped[0].peakAboveIdleMB),
   };
 };
+// One walk alone (e.g. node -e "require('./bench/figures/inventory.js').walk(1e5, 24e4).then(console.log)").
+module.exports.walk = walk;

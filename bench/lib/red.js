@@ -53,10 +53,16 @@ module.exports = {
  * A fresh user directory. `pkg`: 'link' (symlink this checkout, as `npm install <dir>`
  * would), 'none' (no package: a bare Node-RED), or a path to an installed package dir.
  */
-function makeUserDir(pkg = 'link', { floor = false } = {}) {
+function makeUserDir(pkg = 'link', { floor = false, count = false } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-bench-red-'));
   fs.writeFileSync(path.join(dir, 'settings.js'), SETTINGS);
   const deps = {};
+  if (count) {
+    // bench/count-node: a minimal node counting msgs (the memory figures' second downstream).
+    fs.mkdirSync(path.join(dir, 'node_modules'), { recursive: true });
+    fs.symlinkSync(path.join(__dirname, '../count-node'), path.join(dir, 'node_modules', 'node-red-bench-count'), 'dir');
+    deps['node-red-bench-count'] = '*';
+  }
   if (floor) {
     // The overhead floor (bench/floor-node): a minimal node doing one undici request per msg.
     fs.mkdirSync(path.join(dir, 'node_modules'), { recursive: true });

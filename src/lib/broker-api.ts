@@ -212,6 +212,12 @@ export type DevicePage = z.infer<typeof devicePage>;
 /** The device list's page: the documented one-element array, or the bare page. */
 export const devicePageReply = z.union([devicePage, z.tuple([devicePage])]).transform((v) => (Array.isArray(v) ? v[0] : v));
 
+/** The checks of `devicePageReply` without copying what they do not name (for `checkReply`). */
+const devicePageCheck = z.object({ ...devicePage.shape, content: z.array(z.object(deviceRecord.shape)) });
+export const devicePageReplyCheck = z.union([devicePageCheck, z.tuple([devicePageCheck])]);
+/** The page of a reply `devicePageReplyCheck` accepted (the documented array, or the bare page). */
+export const devicePageOf = (reply: DevicePage | [DevicePage]): DevicePage => (Array.isArray(reply) ? reply[0] : reply);
+
 export const smsEnvelope = z
   .object({
     sendSmsRequest: z.object({ id: int.nullish(), status: z.string().nullish() }).loose().nullish(),
@@ -225,9 +231,15 @@ export type SmsEnvelope = z.infer<typeof smsEnvelope>;
 /** Device session keys (and root keys, should a service return them): secrets. */
 const KEY_FIELDS = new Set(['nwkskey', 'appskey', 'appkey', 'nwkkey']);
 
-/** A copy of a device without its session keys. */
+/** A copy of a device without its session keys (any spelling of their names). */
 export function redactDevice<T extends Record<string, unknown>>(device: T): T {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(device)) if (!KEY_FIELDS.has(k.toLowerCase())) out[k] = v;
+  // for...in and a length test before lower-casing: no entry arrays and no key copies per
+  // field (a walk of 100,000 devices made gigabytes of them).
+  for (const k in device) {
+    if (!Object.prototype.hasOwnProperty.call(device, k)) continue;
+    if ((k.length === 6 || k.length === 7) && KEY_FIELDS.has(k.toLowerCase())) continue;
+    out[k] = device[k];
+  }
   return out as T;
 }

@@ -22,8 +22,14 @@ function parseNumber(text: string): number | string {
   return Number(text);
 }
 
-/** A run of 16 or more digits: the only way a JSON number can be an unsafe integer. */
-const LONG_DIGITS = /\d{16}/;
+/**
+ * A JSON number token of 16 or more digits: the only way a value can be an unsafe integer.
+ * A number token starts the text or follows `:`, `,` or `[` (and white space); a run of
+ * digits inside a string (a hex key, a serial number) is never a number, so such text
+ * takes the native parser. A string that happens to hold ":" and 16 digits only sends
+ * the text to the exact parser, which gives the same result.
+ */
+const LONG_NUMBER = /(?:^|[:,[])[ \t\n\r]*-?\d{16}/;
 
 /** Deepest nesting of arrays and objects a reply may have: no real reply comes near it. */
 export const MAX_JSON_DEPTH = 64;
@@ -70,15 +76,15 @@ export function jsonTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
 
 /**
  * Parses JSON text; integers above 2^53 - 1 come back as exact decimal strings. Text
- * with no run of 16 digits cannot hold an unsafe integer (every integer of up to 15
- * digits is below 2^53), so it takes the native parser, which gives the same result
+ * with no number token of 16 digits cannot hold an unsafe integer (every integer of up to
+ * 15 digits is below 2^53; digits inside strings are not numbers), so it takes the native parser, which gives the same result
  * several times faster. Text nested deeper than `maxDepth` is refused before parsing
  * (JsonDepthError): such a value would overflow the stack of every recursive walk after
  * it (Node-RED's msg clone, the debug sidebar, JSON.stringify).
  */
 export function parseJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
   if (jsonTooDeep(text, maxDepth)) throw new JsonDepthError(maxDepth);
-  if (!LONG_DIGITS.test(text)) return JSON.parse(text);
+  if (!LONG_NUMBER.test(text)) return JSON.parse(text);
   return parse(text, null, parseNumber);
 }
 
@@ -148,6 +154,18 @@ export function int64Out(value: bigint): number | string {
   return value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER)
     ? Number(value)
     : value.toString();
+}
+
+/**
+ * `String(value)`, for an ID: the same text, but an integer number is written with
+ * `toFixed(0)`. V8 puts every number it turns into a string (String(n), template
+ * literals, `'' + n`) in its number-string cache, allocated in the old generation: a
+ * poller draining a million records with a fresh ID each filled the old generation with
+ * them until the next full GC. `toFixed(0)` gives the same digits for every integer
+ * below 1e21 (all int64 numbers) and allocates an ordinary young string.
+ */
+export function int64Text(value: unknown): string {
+  return typeof value === 'number' && Number.isInteger(value) && Math.abs(value) < 1e21 ? value.toFixed(0) : String(value);
 }
 
 /** A key that identifies an int64 whatever its form (number, string, BigInt). */

@@ -48,6 +48,16 @@ export type StatusRecord = z.infer<typeof statusRecord> & { StateName?: string; 
 export const statusReply = z
   .object({ ErrorID: int32.nullish(), NextFromUTC: z.string().nullish(), Statuses: z.array(statusRecord).nullish() })
   .loose();
+/**
+ * The checks of `statusReply`, for `checkReply`: the same fields and rules, without copying
+ * the fields it does not name (a poller drains a million records; the reply itself is what
+ * it emits).
+ */
+export const statusReplyCheck = z.object({
+  ErrorID: int32.nullish(),
+  NextFromUTC: z.string().nullish(),
+  Statuses: z.array(z.object(statusRecord.shape)).nullish(),
+});
 
 /** Parses a reply with a schema or throws BAD_RESPONSE naming the first bad field. */
 export function parseReply<T>(schema: z.ZodType<T>, body: unknown, where: string): T {
@@ -56,6 +66,19 @@ export function parseReply<T>(schema: z.ZodType<T>, body: unknown, where: string
   const issue = r.error.issues[0];
   const path = issue?.path.length ? issue.path.join('.') : '(body)';
   throw new GatewayError('BAD_RESPONSE', `${where}: unexpected reply at ${path}: ${issue?.message ?? 'invalid'}`);
+}
+
+/**
+ * Checks a reply with a schema (BAD_RESPONSE naming the first bad field, as `parseReply`)
+ * and returns the reply itself instead of zod's copy of it. Only for a schema with no
+ * transform and no default, whose output equals its input: pass a strip schema (`z.object`
+ * without `.loose()`) of the same fields as the reply's loose one; it refuses exactly what
+ * the loose one refuses and copies only the few fields it names, so a reply of many
+ * records is not copied whole once more.
+ */
+export function checkReply<T>(schema: z.ZodType, body: unknown, where: string): T {
+  parseReply(schema, body, where);
+  return body as T;
 }
 
 export const STATE_NAMES: Record<number, string> = {

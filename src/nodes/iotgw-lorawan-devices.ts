@@ -10,8 +10,8 @@ import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { GatewayError, badInput } from '../lib/errors';
 import { handleInput, isPlainObject, mergeQuery, useConfigNode, type Msg } from '../lib/node-kit';
 import { migrateListConfig, pagesMode, servicePage } from '../lib/list-paging';
-import { PATHS, brokerRequest, checkDevEui, checkView, defined, devicePageReply, optionalInt, paramName, redactDevice, say, withOverrides, type DevicePage } from '../lib/broker-api';
-import { parseReply } from '../lib/terminal-api';
+import { PATHS, brokerRequest, checkDevEui, checkView, defined, devicePageOf, devicePageReplyCheck, optionalInt, paramName, redactDevice, say, withOverrides, type DevicePage } from '../lib/broker-api';
+import { checkReply } from '../lib/terminal-api';
 import { isGateway } from '../lib/guards';
 
 export interface DevicesConfig extends NodeDef {
@@ -105,7 +105,8 @@ export default function register(RED: NodeAPI): void {
         signal.throwIfAborted();
         const query = mergeQuery({ ...defined(req.filters), [pageParam]: page, [sizeParam]: req.pageSize }, msg.query);
         const res = await brokerRequest(gw, { method: 'GET', path: PATHS.devices, query, idempotent: true, signal });
-        const p = parseReply(devicePageReply, res.body, where);
+        // Checked as devicePageReply checks it; the reply itself is sent on (no copy of every device).
+        const p = devicePageOf(checkReply<DevicePage | [DevicePage]>(devicePageReplyCheck, res.body, where));
         const number = p.number ?? (typeof p.pageable === 'object' ? p.pageable?.pageNumber : undefined) ?? undefined;
         if (previous !== undefined && typeof number === 'number' && number !== previous + 1) {
           throw new GatewayError(

@@ -22,10 +22,10 @@ import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red';
 import { GatewayError } from '../lib/errors';
 import { type FeedPage } from '../lib/feed';
 import { POLLER_TEXTS, delivered, nodeTexts, runPollerNode } from '../lib/feed/poller-node';
-import { int64Out } from '../lib/int64';
+import { int64Out, int64Text } from '../lib/int64';
 import { mergeQuery, useConfigNode } from '../lib/node-kit';
 import { throwOnCallError } from '../lib/gateway-errors';
-import { STATE_NAMES, TRANSPORT_NAMES, parseReply, statusReply, type StatusRecord } from '../lib/terminal-api';
+import { STATE_NAMES, TRANSPORT_NAMES, checkReply, statusReplyCheck, type StatusRecord } from '../lib/terminal-api';
 import { isGateway } from '../lib/guards';
 
 export { LEGACY_MARK_KEY, MARK_KEY, FEED_DIR, behindText } from '../lib/feed/poller-node';
@@ -44,7 +44,7 @@ export interface StatusPollerConfig extends NodeDef {
 }
 
 /** A status record's identity: the same record when ID, State and StatusUTC are. */
-export const statusKey = (r: StatusRecord): string => `${String(r.ID)}|${String(r.State)}|${String(r.StatusUTC)}`;
+export const statusKey = (r: StatusRecord): string => `${int64Text(r.ID)}|${String(r.State)}|${String(r.StatusUTC)}`;
 
 const NS = '@iotgateway/node-red-gateway/iotgw-status-poller:iotgw-status-poller.';
 /** English texts for when the node's catalogue is not loaded (an embedded runtime, tests). */
@@ -62,14 +62,14 @@ export default function register(RED: NodeAPI): void {
     const gw = useConfigNode(RED, node, config.gateway, isGateway, 'gateway', 'iotgw-gateway');
     const addNames = config.addNames !== false;
     const batchMode = config.output === 'batch';
-    const decorate = (r: StatusRecord): StatusRecord => {
-      const rec: StatusRecord = { ...r };
+    // In place: the records are this poll's own reply (checkReply returns it, no copy), read
+    // by nothing else before emit; a copy per record was most of the drain's garbage.
+    const decorate = (rec: StatusRecord): void => {
       if (typeof rec.ID === 'string') rec.ID = int64Out(BigInt(rec.ID));
       if (addNames) {
         if (typeof rec.State === 'number') rec.StateName = STATE_NAMES[rec.State] ?? `STATE_${rec.State}`;
         if (typeof rec.Transport === 'number') rec.TransportName = TRANSPORT_NAMES[rec.Transport] ?? `TRANSPORT_${rec.Transport}`;
       }
-      return rec;
     };
     runPollerNode<StatusRecord>({
       RED,
@@ -93,18 +93,18 @@ export default function register(RED: NodeAPI): void {
           idempotent: true,
           signal,
         });
-        const reply = parseReply(statusReply, res.body, `GET ${p}`);
+        const reply = checkReply<{ ErrorID?: number | null; NextFromUTC?: string | null; Statuses?: StatusRecord[] | null }>(statusReplyCheck, res.body, `GET ${p}`);
         await throwOnCallError(g, reply.ErrorID, `GET ${p}`, res.statusCode, signal);
         return { records: reply.Statuses ?? [], nextFromUtc: reply.NextFromUTC };
       },
       emit: (records, info) => {
-        const out = records.map(decorate);
+        for (const rec of records) decorate(rec);
         // Other nodes of the account (the message tracker) see the records too.
-        if (!(gw instanceof GatewayError)) gw.statusFeed.emit('records', out);
+        if (!(gw instanceof GatewayError)) gw.statusFeed.emit('records', records);
         if (batchMode) {
-          node.send({ topic: 'statusUpdates', payload: out, fromUTC: info.fromUtc, nextFromUTC: info.nextFromUtc, statusCode: 200 } as NodeMessage);
+          node.send({ topic: 'statusUpdates', payload: records, fromUTC: info.fromUtc, nextFromUTC: info.nextFromUtc, statusCode: 200 } as NodeMessage);
         } else {
-          for (const rec of out) node.send({ topic: String(rec.ID), payload: rec, statusCode: 200 } as NodeMessage);
+          for (const rec of records) node.send({ topic: int64Text(rec.ID), payload: rec, statusCode: 200 } as NodeMessage);
         }
         return delivered();
       },
