@@ -17,7 +17,7 @@
  */
 import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red';
 import { type FeedPage } from '../lib/feed';
-import { POLLER_TEXTS, delivered, nodeTexts, runPollerNode } from '../lib/feed/poller-node';
+import { delivered, pollerTexts, runPollerNode } from '../lib/feed/poller-node';
 import { int64Out } from '../lib/int64';
 import { mergeQuery, useConfigNode } from '../lib/node-kit';
 import { throwOnCallError } from '../lib/gateway-errors';
@@ -71,15 +71,8 @@ export function listSetting(v: unknown): Set<string> | undefined {
 /** A from-mobile message's identity: its ID (exact, whatever its JSON form). */
 export const messageKey = (m: FromMobileMessage): string => BigInt(m.ID).toString();
 
-const NS = '@iotgateway/node-red-gateway/iotgw-message-poller:iotgw-message-poller.';
-/** English texts for when the node's catalogue is not loaded (an embedded runtime, tests). */
-const EN: Record<string, string> = {
-  ...POLLER_TEXTS,
-  'warn.crowded':
-    'the second __second__ filled a whole reply (__fetched__ of its messages fetched): any more messages of that second cannot be fetched; polling goes on from the next second',
-};
 export default function register(RED: NodeAPI): void {
-  const tp = nodeTexts(RED, NS, EN);
+  const tp = pollerTexts(RED, 'iotgw-message-poller', 'messages');
   function IotgwMessagePollerNode(this: Node, config: MessagePollerConfig) {
     RED.nodes.createNode(this, config);
     const node = this;

@@ -21,7 +21,7 @@
 import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red';
 import { GatewayError } from '../lib/errors';
 import { type FeedPage } from '../lib/feed';
-import { POLLER_TEXTS, delivered, nodeTexts, runPollerNode } from '../lib/feed/poller-node';
+import { delivered, pollerTexts, runPollerNode } from '../lib/feed/poller-node';
 import { int64Out, int64Text } from '../lib/int64';
 import { mergeQuery, useConfigNode } from '../lib/node-kit';
 import { throwOnCallError } from '../lib/gateway-errors';
@@ -46,16 +46,8 @@ export interface StatusPollerConfig extends NodeDef {
 /** A status record's identity: the same record when ID, State and StatusUTC are. */
 export const statusKey = (r: StatusRecord): string => `${int64Text(r.ID)}|${String(r.State)}|${String(r.StatusUTC)}`;
 
-const NS = '@iotgateway/node-red-gateway/iotgw-status-poller:iotgw-status-poller.';
-/** English texts for when the node's catalogue is not loaded (an embedded runtime, tests). */
-const EN: Record<string, string> = {
-  ...POLLER_TEXTS,
-  'warn.crowded':
-    'the second __second__ filled a whole reply (__fetched__ of its records fetched): any more records of that second cannot be fetched; polling goes on from the next second',
-};
-
 export default function register(RED: NodeAPI): void {
-  const tp = nodeTexts(RED, NS, EN);
+  const tp = pollerTexts(RED, 'iotgw-status-poller', 'records');
   function IotgwStatusPollerNode(this: Node, config: StatusPollerConfig) {
     RED.nodes.createNode(this, config);
     const node = this;

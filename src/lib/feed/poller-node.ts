@@ -64,6 +64,17 @@ export const POLLER_TEXTS: Record<string, string> = {
   'warn.missingStore': 'context store "__store__" is not configured in settings.js (contextStorage): the mark is kept in __used__ instead',
 };
 
+/**
+ * A poller node's translator: its catalogue (`<type>.` keys), with the shared English texts and
+ * its crowded-second warning (naming what it polls, `noun`) when no catalogue is loaded.
+ */
+export function pollerTexts(RED: NodeAPI, type: string, noun: string) {
+  return nodeTexts(RED, `@iotgateway/node-red-gateway/${type}:${type}.`, {
+    ...POLLER_TEXTS,
+    'warn.crowded': `the second __second__ filled a whole reply (__fetched__ of its ${noun} fetched): any more ${noun} of that second cannot be fetched; polling goes on from the next second`,
+  });
+}
+
 /** A node's translator with English fallbacks (for an embedded runtime without its catalogue). */
 export function nodeTexts(RED: NodeAPI, ns: string, en: Record<string, string>) {
   return (key: string, vars: Record<string, string | number> = {}): string => {
