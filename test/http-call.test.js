@@ -6,11 +6,13 @@
  *  - the caller's signal aborts every call it carries (one listener per signal), and the
  *    client keeps working for other signals;
  *  - the size cap holds with and without Content-Length;
- *  - secrets are cut out of replies, also after the token changed (kept per auth state).
+ *  - secrets are cut out of replies, also after the token changed (kept per auth state);
+ *  - a plain request body is serialised exactly as stringifyJson does (BigInt exact).
  */
 const assert = require('node:assert/strict');
 const http = require('node:http');
-const { ApiClient } = require('../dist/lib/http');
+const { ApiClient, plainJson } = require('../dist/lib/http');
+const { stringifyJson } = require('../dist/lib/int64');
 
 async function server(handler) {
   const sockets = new Set();
@@ -145,5 +147,28 @@ describe('ApiClient call path (units against a loopback server)', function () {
     assert.deepEqual((await client.request({ method: 'POST', path: '/echo', body: [1], auth })).body, { echo: 'got [credential]' });
     const other = { headers: async () => ({ authorization: 'Bearer third-token-CCCC' }), secrets: () => ['third-token-CCCC'] };
     assert.deepEqual((await client.request({ method: 'POST', path: '/echo', body: [1], auth: other })).body, { echo: 'got [credential]' });
+  });
+
+  it('serialises plain bodies exactly as stringifyJson does, and leaves anything else to it', function () {
+    const same = [
+      [{ DestinationID: '01000001SKY1234', Mode: 0, WakeupInterval: 0 }],
+      [{ DestinationID: 'x"\\\n\u2028\ud800', Mode: 3, WakeupInterval: 15, UserMessageID: 9223372036854775807n }],
+      { a: [1, -0, 1.5, 1e21, NaN, Infinity, null, undefined, () => 1, true, false, ''], b: undefined, c: { d: [[], {}] }, 'k"ey': -12n },
+      'text',
+      12,
+      null,
+      Object.assign(Object.create(null), { z: 1 }),
+    ];
+    for (const v of same) assert.equal(plainJson(v), stringifyJson(v));
+    assert.equal(plainJson([{ UserMessageID: 12345678901234567890n }]), '[{"UserMessageID":12345678901234567890}]');
+    for (const v of [{ when: new Date(0) }, [{ toJSON: () => 1 }], new Map(), [Symbol('s')].map(() => ({ s: Symbol('s'), ok: 1 }))]) {
+      const out = plainJson(v);
+      if (out !== undefined) assert.equal(out, stringifyJson(v));
+    }
+    assert.equal(plainJson({ when: new Date(0) }), undefined);
+    assert.equal(plainJson([{ toJSON: () => 1 }]), undefined);
+    const cyclic = { a: {} };
+    cyclic.a.b = cyclic;
+    assert.equal(plainJson(cyclic), undefined, 'a cycle is left to stringifyJson (which reports it)');
   });
 });

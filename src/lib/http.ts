@@ -383,6 +383,164 @@ interface SecretCache {
   escaped: string[];
 }
 
+/**
+ * JSON text of plain request data (plain objects and arrays, strings, numbers, booleans,
+ * null, BigInt as an exact integer), the same text stringifyJson gives; undefined for
+ * anything else (a toJSON method, a Date, a class instance, a cycle, deep nesting), which
+ * then takes stringifyJson. Request bodies are plain data: this skips lossless-json's
+ * general path on every call.
+ */
+export function plainJson(value: unknown, depth = 0): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'bigint':
+      return value.toString();
+    case 'object': {
+      if (value === null) return 'null';
+      if (depth >= 32) return undefined;
+      if (Array.isArray(value)) {
+        let out = '[';
+        for (let i = 0; i < value.length; i++) {
+          const v = value[i] as unknown;
+          const t = v === undefined || typeof v === 'function' || typeof v === 'symbol' ? 'null' : plainJson(v, depth + 1);
+          if (t === undefined) return undefined;
+          out += i === 0 ? t : `,${t}`;
+        }
+        return `${out}]`;
+      }
+      const proto = Object.getPrototypeOf(value) as unknown;
+      if (proto !== Object.prototype && proto !== null) return undefined;
+      const o = value as Record<string, unknown>;
+      if (typeof o.toJSON === 'function') return undefined;
+      let out = '{';
+      let first = true;
+      for (const k of Object.keys(o)) {
+        const v = o[k];
+        if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
+        const t = plainJson(v, depth + 1);
+        if (t === undefined) return undefined;
+        out += `${first ? '' : ','}${JSON.stringify(k)}:${t}`;
+        first = false;
+      }
+      return `${out}}`;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** A reply read whole: status, headers (as undici's request() gives them) and the body as text. */
+interface WholeReply {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+/** Header values as undici's request() gives them: names lower-cased, repeated ones in an array. */
+function parseHeaders(raw: Array<Buffer | string>): IncomingHttpHeaders {
+  const out: Record<string, string | string[]> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const key = raw[i]!.toString('latin1').toLowerCase();
+    const value = raw[i + 1]!.toString('latin1');
+    const had = Object.hasOwn(out, key) ? out[key] : undefined;
+    if (had === undefined) {
+      if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, configurable: true, writable: true });
+      else out[key] = value;
+    } else if (typeof had === 'string') out[key] = [had, value];
+    else had.push(value);
+  }
+  return out as IncomingHttpHeaders;
+}
+
+/**
+ * One call's reply, read whole through undici's dispatch interface: no response stream,
+ * no async iterator, no AbortSignal. The size cap is checked on the declared length and
+ * on every chunk; the call's abort handle (timeout, caller's signal) aborts the request.
+ */
+class WholeReplyHandler {
+  private abortRequest: ((err: Error) => void) | undefined;
+  private statusCode = 0;
+  private headers: IncomingHttpHeaders = {};
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private settled = false;
+
+  constructor(
+    private readonly call: CallAbort,
+    private readonly max: number,
+    private readonly where: string,
+    private readonly resolve: (r: WholeReply) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    // Aborted before the request got a connection: it ends now, and is aborted once it has one.
+    call.on('abort', () => {
+      if (this.abortRequest) this.abortRequest(call.reason as Error);
+      else this.fail(call.reason);
+    });
+  }
+
+  private fail(err: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.chunks = [];
+    this.reject(err);
+  }
+
+  private tooLarge(): GatewayError {
+    return new GatewayError('BAD_RESPONSE', `${this.where}: reply larger than ${this.max} bytes; refused`, { statusCode: this.statusCode });
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abortRequest = abort;
+    if (this.call.aborted || this.settled) abort((this.call.reason as Error) ?? new Error('aborted'));
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Array<Buffer | string>): boolean {
+    if (statusCode < 200) return true; // informational (100 Continue, 103): the reply follows
+    this.statusCode = statusCode;
+    this.headers = parseHeaders(rawHeaders);
+    const declared = contentLength(this.headers['content-length'] as string | string[] | undefined);
+    if (declared !== undefined && declared > this.max) {
+      const err = this.tooLarge();
+      this.fail(err);
+      this.abortRequest?.(err);
+      return false;
+    }
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.settled) return false;
+    this.size += chunk.length;
+    if (this.size > this.max) {
+      const err = this.tooLarge();
+      this.fail(err);
+      this.abortRequest?.(err);
+      return false;
+    }
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    if (this.settled) return;
+    this.settled = true;
+    const chunks = this.chunks;
+    this.chunks = [];
+    const text = chunks.length === 0 ? '' : chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, this.size).toString('utf8');
+    this.resolve({ statusCode: this.statusCode, headers: this.headers, text });
+  }
+
+  onError(err: Error): void {
+    this.fail(err);
+  }
+}
+
 /** Content-Length as a number when it is one plain decimal value, else undefined. */
 function contentLength(v: string | string[] | undefined): number | undefined {
   if (typeof v !== 'string' || v.length === 0 || v.length > 15) return undefined;
@@ -537,7 +695,7 @@ export class ApiClient {
     let bodyText: string | undefined;
     if (!spec.form && spec.body !== undefined) {
       try {
-        bodyText = stringifyJson(spec.body);
+        bodyText = plainJson(spec.body) ?? stringifyJson(spec.body);
       } catch (err) {
         slot?.release();
         throw new GatewayError('BAD_INPUT', `${bodyProblem(spec.body) ?? `msg.payload: cannot be sent as JSON (${(err as Error)?.message ?? err})`}; a request body must be plain JSON data`, { field: 'msg.payload' });
@@ -641,40 +799,14 @@ export class ApiClient {
     this.watch(call);
     this.stats.requests++;
     try {
-      const res = await this.dispatcher.request({
-        origin: this.originUrl,
-        path: target,
-        method: spec.method,
-        headers,
-        body,
-        signal: call as unknown as NonNullable<Dispatcher.RequestOptions['signal']>,
+      const res = await new Promise<WholeReply>((resolve, reject) => {
+        if (call.aborted) return reject(call.reason);
+        this.dispatcher.dispatch(
+          { origin: this.originUrl, path: target, method: spec.method, headers, body },
+          new WholeReplyHandler(call, this.options.maxResponseBytes, where, resolve, reject) as unknown as Dispatcher.DispatchHandler,
+        );
       });
-      const max = this.options.maxResponseBytes;
-      const declared = contentLength(res.headers['content-length'] as string | string[] | undefined);
-      let text: string;
-      if (declared !== undefined && declared > max) {
-        // Nothing reads the body: its abort error must not become an uncaught one.
-        res.body.on('error', () => {});
-        res.body.destroy();
-        throw new GatewayError('BAD_RESPONSE', `${where}: reply larger than ${max} bytes; refused`, { statusCode: res.statusCode });
-      }
-      if (declared !== undefined) {
-        // The length is known and allowed (the HTTP parser refuses more bytes than declared):
-        // read it whole in one go, without a stream iterator.
-        text = await res.body.text();
-      } else {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        for await (const chunk of res.body) {
-          size += (chunk as Buffer).length;
-          if (size > max) {
-            res.body.destroy();
-            throw new GatewayError('BAD_RESPONSE', `${where}: reply larger than ${max} bytes; refused`, { statusCode: res.statusCode });
-          }
-          chunks.push(chunk as Buffer);
-        }
-        text = Buffer.concat(chunks).toString('utf8');
-      }
+      const text = res.text;
       const ct = res.headers['content-type'];
       const ctStr = Array.isArray(ct) ? ct[0] : ct;
       let parsed: unknown = undefined;
