@@ -7,12 +7,11 @@
  *    client keeps working for other signals;
  *  - the size cap holds with and without Content-Length;
  *  - secrets are cut out of replies, also after the token changed (kept per auth state);
- *  - a plain request body is serialised exactly as stringifyJson does (BigInt exact).
+ *  - a header value with CR/LF is refused also after valid values were cached.
  */
 const assert = require('node:assert/strict');
 const http = require('node:http');
-const { ApiClient, plainJson } = require('../dist/lib/http');
-const { stringifyJson } = require('../dist/lib/int64');
+const { ApiClient } = require('../dist/lib/http');
 
 async function server(handler) {
   const sockets = new Set();
@@ -149,26 +148,19 @@ describe('ApiClient call path (units against a loopback server)', function () {
     assert.deepEqual((await client.request({ method: 'POST', path: '/echo', body: [1], auth: other })).body, { echo: 'got [credential]' });
   });
 
-  it('serialises plain bodies exactly as stringifyJson does, and leaves anything else to it', function () {
-    const same = [
-      [{ DestinationID: '01000001SKY1234', Mode: 0, WakeupInterval: 0 }],
-      [{ DestinationID: 'x"\\\n\u2028\ud800', Mode: 3, WakeupInterval: 15, UserMessageID: 9223372036854775807n }],
-      { a: [1, -0, 1.5, 1e21, NaN, Infinity, null, undefined, () => 1, true, false, ''], b: undefined, c: { d: [[], {}] }, 'k"ey': -12n },
-      'text',
-      12,
-      null,
-      Object.assign(Object.create(null), { z: 1 }),
-    ];
-    for (const v of same) assert.equal(plainJson(v), stringifyJson(v));
-    assert.equal(plainJson([{ UserMessageID: 12345678901234567890n }]), '[{"UserMessageID":12345678901234567890}]');
-    for (const v of [{ when: new Date(0) }, [{ toJSON: () => 1 }], new Map(), [Symbol('s')].map(() => ({ s: Symbol('s'), ok: 1 }))]) {
-      const out = plainJson(v);
-      if (out !== undefined) assert.equal(out, stringifyJson(v));
-    }
-    assert.equal(plainJson({ when: new Date(0) }), undefined);
-    assert.equal(plainJson([{ toJSON: () => 1 }]), undefined);
-    const cyclic = { a: {} };
-    cyclic.a.b = cyclic;
-    assert.equal(plainJson(cyclic), undefined, 'a cycle is left to stringifyJson (which reports it)');
+  it('refuses a header value with CR or LF, also once other values were checked', async function () {
+    let seen = 0;
+    srv = await server((req, res) => {
+      req.resume();
+      seen++;
+      res.setHeader('content-type', 'application/json');
+      res.end('{"ok":true}');
+    });
+    client = new ApiClient({ label: 't', baseUrl: srv.url, timeoutMs: 5000, maxConcurrent: 2, maxRetries: 0 });
+    const auth = (v) => ({ headers: async () => ({ authorization: v }) });
+    for (let i = 0; i < 3; i++) assert.deepEqual((await client.request({ method: 'GET', path: '/h', auth: auth('Bearer good-token-1') })).body, { ok: true });
+    await assert.rejects(client.request({ method: 'GET', path: '/h', auth: auth('Bearer good-token-1\r\nx-injected: 1') }), (e) => e.code === 'BAD_INPUT' && /CR, LF or NUL/.test(e.message));
+    await assert.rejects(client.request({ method: 'GET', path: '/h', headers: { 'x-a': 'a\u0000b' } }), (e) => e.code === 'BAD_INPUT');
+    assert.equal(seen, 3, 'nothing sent for the refused values');
   });
 });

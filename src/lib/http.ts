@@ -383,57 +383,6 @@ interface SecretCache {
   escaped: string[];
 }
 
-/**
- * JSON text of plain request data (plain objects and arrays, strings, numbers, booleans,
- * null, BigInt as an exact integer), the same text stringifyJson gives; undefined for
- * anything else (a toJSON method, a Date, a class instance, a cycle, deep nesting), which
- * then takes stringifyJson. Request bodies are plain data: this skips lossless-json's
- * general path on every call.
- */
-export function plainJson(value: unknown, depth = 0): string | undefined {
-  switch (typeof value) {
-    case 'string':
-      return JSON.stringify(value);
-    case 'number':
-      return Number.isFinite(value) ? String(value) : 'null';
-    case 'boolean':
-      return value ? 'true' : 'false';
-    case 'bigint':
-      return value.toString();
-    case 'object': {
-      if (value === null) return 'null';
-      if (depth >= 32) return undefined;
-      if (Array.isArray(value)) {
-        let out = '[';
-        for (let i = 0; i < value.length; i++) {
-          const v = value[i] as unknown;
-          const t = v === undefined || typeof v === 'function' || typeof v === 'symbol' ? 'null' : plainJson(v, depth + 1);
-          if (t === undefined) return undefined;
-          out += i === 0 ? t : `,${t}`;
-        }
-        return `${out}]`;
-      }
-      const proto = Object.getPrototypeOf(value) as unknown;
-      if (proto !== Object.prototype && proto !== null) return undefined;
-      const o = value as Record<string, unknown>;
-      if (typeof o.toJSON === 'function') return undefined;
-      let out = '{';
-      let first = true;
-      for (const k of Object.keys(o)) {
-        const v = o[k];
-        if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
-        const t = plainJson(v, depth + 1);
-        if (t === undefined) return undefined;
-        out += `${first ? '' : ','}${JSON.stringify(k)}:${t}`;
-        first = false;
-      }
-      return `${out}}`;
-    }
-    default:
-      return undefined;
-  }
-}
-
 /** A reply read whole: status, headers (as undici's request() gives them) and the body as text. */
 interface WholeReply {
   statusCode: number;
@@ -570,6 +519,8 @@ export class ApiClient {
   /** Calls in flight by the caller's signal: one listener per signal instead of one per call. */
   private readonly bySignal = new WeakMap<AbortSignal, Set<CallAbort>>();
   private secretCache: SecretCache | undefined;
+  /** The last value of each header name that passed the CR/LF/NUL check. */
+  private readonly headersOk = new Map<string, string>();
 
   constructor(opts: ClientOptions) {
     this.base = checkBaseUrl(opts.baseUrl);
@@ -695,7 +646,7 @@ export class ApiClient {
     let bodyText: string | undefined;
     if (!spec.form && spec.body !== undefined) {
       try {
-        bodyText = plainJson(spec.body) ?? stringifyJson(spec.body);
+        bodyText = stringifyJson(spec.body);
       } catch (err) {
         slot?.release();
         throw new GatewayError('BAD_INPUT', `${bodyProblem(spec.body) ?? `msg.payload: cannot be sent as JSON (${(err as Error)?.message ?? err})`}; a request body must be plain JSON data`, { field: 'msg.payload' });
@@ -777,7 +728,12 @@ export class ApiClient {
     const where = `${spec.method} ${spec.path}`;
     const headers: Record<string, string> = { accept: 'application/json', ...spec.headers, ...authHeaders };
     for (const k in headers) {
-      if (!headerValueOk(headers[k]!)) throw new GatewayError('BAD_INPUT', `header ${k}: must not contain CR, LF or NUL`, { field: k });
+      const v = headers[k]!;
+      // A call sends the same few values again and again: the last good value of each name is kept.
+      if (this.headersOk.get(k) === v) continue;
+      if (!headerValueOk(v)) throw new GatewayError('BAD_INPUT', `header ${k}: must not contain CR, LF or NUL`, { field: k });
+      if (this.headersOk.size >= 64) this.headersOk.clear();
+      this.headersOk.set(k, v);
     }
     let body: string | undefined;
     if (spec.form) {
@@ -979,6 +935,8 @@ export class ApiClient {
     this.closed = true;
     if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
     this.deadlineTimer = undefined;
+    this.headersOk.clear();
+    this.secretCache = undefined;
     this.concurrency.close();
     for (const l of this.limiters.values()) l.close();
     await this.dispatcher.destroy().catch(() => {});
