@@ -69,7 +69,7 @@ ${row('bare undici, outside Node-RED', l.undici)}
 
 One **call** is the same request for every client: \`POST /api/v1.0/terminal/mode\` with a JSON body of one ModeMessage
 and a bearer token, the JSON reply read whole and parsed. C msgs (3, then 16) are kept in flight (closed loop: when one
-ends the next starts) for ${s.durationS} s; the first ${s.warmupS} s are not counted. The simulator (limits off) runs in the
+ends the next starts) for ${s.durationS} s; the first ${s.warmupS} s are not counted${s.warmAllS ? ', and every client first runs ' + s.warmAllS + ' s unmeasured (none is measured in a colder runtime or simulator than another)' : ''}. The simulator (limits off) runs in the
 benchmark's process; the Node-RED clients one after the other in one child Node-RED.
 - **ours**: a function node sends msgs into \`iotgw-terminal-mode\`; the gateway config has **maxBatchSize 1** (one call per
   msg: the target's comparison), maxConcurrent C and rateLimitCalls 0. Latency: from the function's send to the msg leaving

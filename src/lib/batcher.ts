@@ -135,7 +135,8 @@ export class Batcher<I, R, S = () => void> {
           this.failQueued(err instanceof GatewayError ? err : this.closedError());
           break;
         }
-        await this.fill();
+        // Only a partial batch with a linger waits (an await per call costs a turn for nothing).
+        if (this.opts.lingerMs > 0 && this.queue.length < this.opts.maxBatch()) await this.fill();
         const batch = this.opts.signal.aborted ? [] : this.queue.splice(0, this.opts.maxBatch());
         if (batch.length === 0) {
           this.opts.release(slot);

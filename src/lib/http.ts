@@ -260,7 +260,14 @@ export function redactText(text: string, secrets: string[]): string {
  * value is returned as it is without a walk. The value is at most MAX_JSON_DEPTH deep
  * (parseJson refused deeper), so the recursion is bounded.
  */
-export function redactReply(value: unknown, raw: string, secrets: string[]): unknown {
+export function redactReply(value: unknown, raw: string, secrets: string[], escaped?: string[]): unknown {
+  let any = false;
+  for (let i = 0; i < secrets.length && !any; i++) {
+    const s = secrets[i]!;
+    any = s.length >= 4 && (raw.includes(s) || raw.includes(escaped?.[i] ?? JSON.stringify(s).slice(1, -1)));
+  }
+  // The common case: no secret in the reply, the value is returned as it is.
+  if (!any) return value;
   const present = secrets.filter((s) => s.length >= 4 && (raw.includes(s) || raw.includes(JSON.stringify(s).slice(1, -1))));
   if (!present.length) return value;
   const walk = (v: unknown): unknown => {
@@ -320,10 +327,178 @@ function rawServerText(body: unknown): string | undefined {
   return code && !text.includes(code) ? `${code}: ${text}` : text;
 }
 
+let lastCt: string | undefined;
+let lastCtJson = false;
 function isJsonType(ct: string | undefined): boolean {
   if (!ct) return true; // no content type: try to parse
+  // A server sends the same content type every time: the last answer is kept.
+  if (ct === lastCt) return lastCtJson;
   const t = ct.split(';')[0]!.trim().toLowerCase();
-  return t === 'application/json' || t === 'text/json' || t.endsWith('+json');
+  lastCtJson = t === 'application/json' || t === 'text/json' || t.endsWith('+json');
+  lastCt = ct;
+  return lastCtJson;
+}
+
+/**
+ * The abort handle of one call as undici takes it (an emitter's `on`/`once`/`removeListener`):
+ * a call's timeout and its caller's signal abort it. Cheaper than an AbortController (an
+ * EventTarget) and its listeners per call.
+ */
+class CallAbort {
+  aborted = false;
+  reason: unknown = undefined;
+  timedOut = false;
+  /** When the call times out (Date.now() based); its place in the client's FIFO of deadlines. */
+  deadline = 0;
+  /** The set of calls following the caller's signal this call is in. */
+  followed: Set<CallAbort> | undefined;
+  private listener: (() => void) | undefined;
+  constructor(readonly where: string) {}
+  on(_event: 'abort', fn: () => void): this {
+    this.listener = fn;
+    return this;
+  }
+  once(event: 'abort', fn: () => void): this {
+    return this.on(event, fn);
+  }
+  removeListener(_event: 'abort', fn: () => void): this {
+    if (this.listener === fn) this.listener = undefined;
+    return this;
+  }
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    const l = this.listener;
+    this.listener = undefined;
+    l?.();
+  }
+}
+
+/** The secrets of one auth provider and headers, with their JSON-escaped forms (kept per client). */
+interface SecretCache {
+  auth: AuthProvider | undefined;
+  key: string;
+  secrets: string[];
+  /** The secrets as they appear inside a JSON string. */
+  escaped: string[];
+}
+
+/** A reply read whole: status, headers (as undici's request() gives them) and the body as text. */
+interface WholeReply {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+/** Header values as undici's request() gives them: names lower-cased, repeated ones in an array. */
+function parseHeaders(raw: Array<Buffer | string>): IncomingHttpHeaders {
+  const out: Record<string, string | string[]> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const key = raw[i]!.toString('latin1').toLowerCase();
+    const value = raw[i + 1]!.toString('latin1');
+    const had = Object.hasOwn(out, key) ? out[key] : undefined;
+    if (had === undefined) {
+      if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, configurable: true, writable: true });
+      else out[key] = value;
+    } else if (typeof had === 'string') out[key] = [had, value];
+    else had.push(value);
+  }
+  return out as IncomingHttpHeaders;
+}
+
+/**
+ * One call's reply, read whole through undici's dispatch interface: no response stream,
+ * no async iterator, no AbortSignal. The size cap is checked on the declared length and
+ * on every chunk; the call's abort handle (timeout, caller's signal) aborts the request.
+ */
+class WholeReplyHandler {
+  private abortRequest: ((err: Error) => void) | undefined;
+  private statusCode = 0;
+  private headers: IncomingHttpHeaders = {};
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private settled = false;
+
+  constructor(
+    private readonly call: CallAbort,
+    private readonly max: number,
+    private readonly where: string,
+    private readonly resolve: (r: WholeReply) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    // Aborted before the request got a connection: it ends now, and is aborted once it has one.
+    call.on('abort', () => {
+      if (this.abortRequest) this.abortRequest(call.reason as Error);
+      else this.fail(call.reason);
+    });
+  }
+
+  private fail(err: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.chunks = [];
+    this.reject(err);
+  }
+
+  private tooLarge(): GatewayError {
+    return new GatewayError('BAD_RESPONSE', `${this.where}: reply larger than ${this.max} bytes; refused`, { statusCode: this.statusCode });
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abortRequest = abort;
+    if (this.call.aborted || this.settled) abort((this.call.reason as Error) ?? new Error('aborted'));
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Array<Buffer | string>): boolean {
+    if (statusCode < 200) return true; // informational (100 Continue, 103): the reply follows
+    this.statusCode = statusCode;
+    this.headers = parseHeaders(rawHeaders);
+    const declared = contentLength(this.headers['content-length'] as string | string[] | undefined);
+    if (declared !== undefined && declared > this.max) {
+      const err = this.tooLarge();
+      this.fail(err);
+      this.abortRequest?.(err);
+      return false;
+    }
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.settled) return false;
+    this.size += chunk.length;
+    if (this.size > this.max) {
+      const err = this.tooLarge();
+      this.fail(err);
+      this.abortRequest?.(err);
+      return false;
+    }
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    if (this.settled) return;
+    this.settled = true;
+    const chunks = this.chunks;
+    this.chunks = [];
+    const text = chunks.length === 0 ? '' : chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, this.size).toString('utf8');
+    this.resolve({ statusCode: this.statusCode, headers: this.headers, text });
+  }
+
+  onError(err: Error): void {
+    this.fail(err);
+  }
+}
+
+/** Content-Length as a number when it is one plain decimal value, else undefined. */
+function contentLength(v: string | string[] | undefined): number | undefined {
+  if (typeof v !== 'string' || v.length === 0 || v.length > 15) return undefined;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c < 48 || c > 57) return undefined;
+  }
+  return Number(v);
 }
 
 export class ApiClient {
@@ -335,9 +510,23 @@ export class ApiClient {
   private readonly limiters: Map<string, SlidingWindowLimiter>;
   private readonly concurrency: Semaphore;
   private closed = false;
+  /** The base's origin as a URL (the dispatcher routes a URL origin without parsing it again). */
+  private readonly originUrl: URL;
+  /** The base path without trailing slashes. */
+  private readonly basePath: string;
+  /** Calls in flight by deadline: every call has the same timeout, so insertion order is deadline order. */
+  private readonly deadlines = new Set<CallAbort>();
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  /** Calls in flight by the caller's signal: one listener per signal instead of one per call. */
+  private readonly bySignal = new WeakMap<AbortSignal, Set<CallAbort>>();
+  private secretCache: SecretCache | undefined;
+  /** The last value of each header name that passed the CR/LF/NUL check. */
+  private readonly headersOk = new Map<string, string>();
 
   constructor(opts: ClientOptions) {
     this.base = checkBaseUrl(opts.baseUrl);
+    this.originUrl = new URL(this.base.origin);
+    this.basePath = this.base.pathname.replace(/\/+$/, '');
     this.options = {
       maxQueue: 10000,
       maxRetries: 3,
@@ -435,9 +624,8 @@ export class ApiClient {
   }
 
   url(path: string, query?: Query): URL {
-    const basePath = this.base.pathname.replace(/\/+$/, '');
     // An empty path is the base itself (a token URL given in full).
-    const url = new URL(this.base.origin + basePath + (path === '' || path.startsWith('/') ? path : `/${path}`));
+    const url = new URL(this.base.origin + this.basePath + (path === '' || path.startsWith('/') ? path : `/${path}`));
     for (const [k, v] of Object.entries(query ?? {})) {
       if (v === undefined || v === null) continue;
       url.searchParams.append(k, typeof v === 'bigint' ? v.toString() : String(v));
@@ -540,8 +728,13 @@ export class ApiClient {
   private async send(spec: RequestSpec, authHeaders: Record<string, string>, bodyText?: string): Promise<ApiResponse> {
     const where = `${spec.method} ${spec.path}`;
     const headers: Record<string, string> = { accept: 'application/json', ...spec.headers, ...authHeaders };
-    for (const [k, v] of Object.entries(headers)) {
+    for (const k in headers) {
+      const v = headers[k]!;
+      // A call sends the same few values again and again: the last good value of each name is kept.
+      if (this.headersOk.get(k) === v) continue;
       if (!headerValueOk(v)) throw new GatewayError('BAD_INPUT', `header ${k}: must not contain CR, LF or NUL`, { field: k });
+      if (this.headersOk.size >= 64) this.headersOk.clear();
+      this.headersOk.set(k, v);
     }
     let body: string | undefined;
     if (spec.form) {
@@ -553,45 +746,29 @@ export class ApiClient {
     } else if (spec.method !== 'GET' && spec.method !== 'DELETE') {
       headers['content-type'] = 'application/json';
     }
-    const url = this.url(spec.path, spec.query);
-    // One controller aborts the call on timeout or when the caller's signal aborts
-    // (cheaper than AbortSignal.any per call, and it leaves no listener behind).
-    const timeout = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      timeout.abort(new GatewayError('TIMEOUT', `${where}: no complete reply within ${this.options.timeoutMs / 1000} s`));
-    }, this.options.timeoutMs);
-    const onCallerAbort = () => timeout.abort(spec.signal!.reason);
-    if (spec.signal?.aborted) timeout.abort(spec.signal.reason);
-    else spec.signal?.addEventListener('abort', onCallerAbort, { once: true });
-    const signal = timeout.signal;
+    const target = this.target(spec.path, spec.query);
+    // One handle aborts the call on timeout or when the caller's signal aborts; the timeout
+    // is one timer per client (deadlines in order), the caller's signal one listener per signal.
+    const call = new CallAbort(where);
+    const caller = spec.signal;
+    if (caller?.aborted) call.abort(caller.reason);
+    else if (caller) this.follow(caller, call);
+    this.watch(call);
     this.stats.requests++;
     try {
-      const res = await this.dispatcher.request({
-        origin: url.origin,
-        path: url.pathname + url.search,
-        method: spec.method,
-        headers,
-        body,
-        signal,
+      const res = await new Promise<WholeReply>((resolve, reject) => {
+        if (call.aborted) return reject(call.reason);
+        this.dispatcher.dispatch(
+          { origin: this.originUrl, path: target, method: spec.method, headers, body },
+          new WholeReplyHandler(call, this.options.maxResponseBytes, where, resolve, reject) as unknown as Dispatcher.DispatchHandler,
+        );
       });
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of res.body) {
-        size += (chunk as Buffer).length;
-        if (size > this.options.maxResponseBytes) {
-          res.body.destroy();
-          throw new GatewayError('BAD_RESPONSE', `${where}: reply larger than ${this.options.maxResponseBytes} bytes; refused`, { statusCode: res.statusCode });
-        }
-        chunks.push(chunk as Buffer);
-      }
-      const text = Buffer.concat(chunks).toString('utf8');
+      const text = res.text;
       const ct = res.headers['content-type'];
       const ctStr = Array.isArray(ct) ? ct[0] : ct;
       let parsed: unknown = undefined;
       const ok = res.statusCode >= 200 && res.statusCode < 300;
-      if (text.trim().length > 0) {
+      if (text.length > 0 && text.trim().length > 0) {
         if (isJsonType(ctStr)) {
           try {
             parsed = parseJson(text);
@@ -608,15 +785,19 @@ export class ApiClient {
       } else if (ok && !spec.allowEmpty && res.statusCode !== 204) {
         throw new GatewayError('BAD_RESPONSE', `${where}: empty reply (HTTP ${res.statusCode})`, { statusCode: res.statusCode });
       }
-      if (parsed !== undefined && ok) parsed = redactReply(parsed, text, replySecrets(authHeaders, spec));
+      if (parsed !== undefined && ok) {
+        const secrets = this.replySecrets(authHeaders, spec);
+        parsed = redactReply(parsed, text, secrets.secrets, secrets.escaped);
+      }
       return { statusCode: res.statusCode, headers: res.headers as IncomingHttpHeaders, body: parsed };
     } catch (err) {
       if (err instanceof GatewayError) throw err;
-      if (timedOut) throw timeout.signal.reason as GatewayError;
-      if (spec.signal?.aborted) {
-        const reason = spec.signal.reason;
+      if (call.timedOut) throw call.reason as GatewayError;
+      if (caller?.aborted) {
+        const reason = caller.reason;
         throw reason instanceof GatewayError ? reason : new GatewayError('NETWORK', `${where}: aborted (${reason instanceof Error ? reason.message : 'node closed'})`);
       }
+      const url = this.url(spec.path, spec.query);
       const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
       const code = e.code ?? e.cause?.code;
       const proxy = proxyFor(url);
@@ -639,9 +820,93 @@ export class ApiClient {
       const hint = proxy ? via : ` (is ${this.base.host} reachable?)`;
       throw new GatewayError('NETWORK', `${where}: ${networkText(code, e.message)}${hint}`, { cause: err });
     } finally {
-      clearTimeout(timer);
-      spec.signal?.removeEventListener('abort', onCallerAbort);
+      this.unwatch(call);
+      if (call.followed) call.followed.delete(call);
     }
+  }
+
+  /** Path and query of a request as sent (the last query-less path is kept: most calls repeat it). */
+  private lastPath: string | undefined;
+  private lastTarget = '';
+  private target(path: string, query?: Query): string {
+    let plain = true;
+    if (query) for (const k in query) if (query[k] !== undefined && query[k] !== null) plain = false;
+    if (plain && path === this.lastPath) return this.lastTarget;
+    const url = this.url(path, query);
+    const target = url.pathname + url.search;
+    if (plain) {
+      this.lastPath = path;
+      this.lastTarget = target;
+    }
+    return target;
+  }
+
+  /** Starts a call's timeout: one timer for the client, armed for the earliest deadline. */
+  private watch(call: CallAbort): void {
+    call.deadline = Date.now() + this.options.timeoutMs;
+    this.deadlines.add(call);
+    this.deadlineTimer ??= setTimeout(this.sweep, this.options.timeoutMs);
+  }
+
+  private unwatch(call: CallAbort): void {
+    this.deadlines.delete(call);
+    if (this.deadlines.size === 0 && this.deadlineTimer) {
+      clearTimeout(this.deadlineTimer);
+      this.deadlineTimer = undefined;
+    }
+  }
+
+  /** Times out every call past its deadline, then waits for the next one. */
+  private readonly sweep = (): void => {
+    this.deadlineTimer = undefined;
+    const now = Date.now();
+    for (const call of this.deadlines) {
+      if (call.deadline > now) {
+        this.deadlineTimer = setTimeout(this.sweep, call.deadline - now);
+        return;
+      }
+      this.deadlines.delete(call);
+      call.timedOut = true;
+      call.abort(new GatewayError('TIMEOUT', `${call.where}: no complete reply within ${this.options.timeoutMs / 1000} s`));
+    }
+  };
+
+  /** Makes `call` follow the caller's signal (one listener per signal, removed when it fires). */
+  private follow(signal: AbortSignal, call: CallAbort): void {
+    let calls = this.bySignal.get(signal);
+    if (!calls) {
+      const set = new Set<CallAbort>();
+      calls = set;
+      this.bySignal.set(signal, set);
+      signal.addEventListener(
+        'abort',
+        () => {
+          for (const c of set) c.abort(signal.reason);
+          set.clear();
+        },
+        { once: true },
+      );
+    }
+    calls.add(call);
+    call.followed = calls;
+  }
+
+  /** The secrets a reply must not carry for these auth headers (kept while they stay the same). */
+  private replySecrets(authHeaders: Record<string, string>, spec: RequestSpec): { secrets: string[]; escaped: string[] } {
+    if (spec.form) {
+      const secrets = replySecrets(authHeaders, spec);
+      return { secrets, escaped: secrets.map((x) => JSON.stringify(x).slice(1, -1)) };
+    }
+    let key = '';
+    for (const k in authHeaders) key += `${k}\n${authHeaders[k]}\n`;
+    const c = this.secretCache;
+    // The provider's own secrets() may change (a renewed token), so they are part of the key.
+    const own = spec.auth?.secrets ? spec.auth.secrets() : [];
+    for (const s of own) key += `\u0000${s}`;
+    if (c && c.auth === spec.auth && c.key === key) return c;
+    const secrets = replySecrets(authHeaders, spec);
+    this.secretCache = { auth: spec.auth, key, secrets, escaped: secrets.map((x) => JSON.stringify(x).slice(1, -1)) };
+    return this.secretCache;
   }
 
   private errorFor(res: ApiResponse, spec: RequestSpec, extra?: string, authHeaders: Record<string, string> = {}): GatewayError {
@@ -669,6 +934,10 @@ export class ApiClient {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+    this.headersOk.clear();
+    this.secretCache = undefined;
     this.concurrency.close();
     for (const l of this.limiters.values()) l.close();
     await this.dispatcher.destroy().catch(() => {});

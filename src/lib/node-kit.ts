@@ -75,8 +75,10 @@ export function handleInput(
   options: InputOptions = {},
 ): InputHandle {
   const controller = nodeAbortController();
-  const pending = new Set<Promise<void>>();
+  // Messages started and not yet ended (a count, not a set of promises: no promise per msg to track).
   let inFlight = 0;
+  /** Set while closing: called once the last pending msg has ended. */
+  let onDrained: (() => void) | undefined;
   let busyShown = false;
   let busyAt = 0;
 
@@ -147,7 +149,7 @@ export function handleInput(
 
   const handle: InputHandle = {
     get pending() {
-      return pending.size;
+      return inFlight;
     },
     fail(err) {
       busyShown = false;
@@ -174,29 +176,33 @@ export function handleInput(
         else showBusy();
         done();
       }
+      if (inFlight === 0 && onDrained) {
+        const drained = onDrained;
+        onDrained = undefined;
+        drained();
+      }
     };
-    let p: Promise<void>;
     try {
-      p = onInput(msg as Msg, send, { signal: controller.signal }).then(
+      onInput(msg as Msg, send, { signal: controller.signal }).then(
         () => finish(),
         (e: unknown) => finish(toGatewayError(e)),
       );
     } catch (e) {
       finish(toGatewayError(e));
-      return;
     }
-    pending.add(p);
-    void p.finally(() => pending.delete(p));
   });
 
   node.on('close', (_removed: boolean, done: () => void) => {
     clearInterval(waitTimer);
     waitTimer = undefined;
     controller.abort(new GatewayError('NETWORK', 'the node was closed (redeploy or shutdown) before the work finished'));
-    void Promise.allSettled([...pending]).then(() => {
+    const closed = () => {
       node.status({});
       done();
-    });
+    };
+    // Done once every pending msg has ended (each ends in its send or done(err) first).
+    if (inFlight === 0) void Promise.resolve().then(closed);
+    else onDrained = closed;
   });
   return handle;
 }

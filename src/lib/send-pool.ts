@@ -8,6 +8,13 @@ import type { HeldCall, Query } from './http';
 import { queryKey } from './node-kit';
 import type { GatewayNode } from './account/config-nodes';
 
+const EMPTY_QUERY_KEY = queryKey({});
+
+function isEmpty(q: Query): boolean {
+  for (const k in q) if (Object.hasOwn(q, k)) return false;
+  return true;
+}
+
 export type SendCall<I, R> = (g: GatewayNode, items: I[], query: Query, slot: HeldCall, signal: AbortSignal) => Promise<R[]>;
 
 export class SendPool<I, R> {
@@ -20,7 +27,8 @@ export class SendPool<I, R> {
   ) {}
 
   submit(g: GatewayNode, items: I[], query: Query): Promise<R[]> {
-    const key = queryKey(query);
+    // Most messages carry no query: their key is known without sorting and serialising.
+    const key = isEmpty(query) ? EMPTY_QUERY_KEY : queryKey(query);
     let b = this.batchers.get(key);
     if (!b) {
       const client = g.client();

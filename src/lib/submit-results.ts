@@ -31,9 +31,12 @@ export async function submitToOutputs(RED: NodeAPI, msg: Msg, submit: () => Prom
     if (partial) msg.results = partial.results.map((r) => (r ? normaliseResult(r) : null));
     throw err;
   }
-  const all = results.map(normaliseResult);
-  const accepted = all.filter((r) => !(Number(r.ErrorID ?? 0) > 0));
-  const rejected = all.filter((r) => Number(r.ErrorID ?? 0) > 0);
+  const accepted: SubmitResult[] = [];
+  const rejected: SubmitResult[] = [];
+  for (const r of results) {
+    const n = normaliseResult(r);
+    (Number(n.ErrorID ?? 0) > 0 ? rejected : accepted).push(n);
+  }
   msg.statusCode = 200;
   const out: Array<NodeMessage | null> = [null, null];
   if (accepted.length) out[0] = Object.assign(rejected.length ? RED.util.cloneMessage(msg) : msg, { payload: accepted }) as NodeMessage;

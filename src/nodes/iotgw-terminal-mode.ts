@@ -95,7 +95,7 @@ export default function register(RED: NodeAPI): void {
       const path = g.apiPath('terminal/mode');
       const res = await client.request({ method: 'POST', path, body: items, group: 'SEND', auth: g.bearerAuth(), idempotent: false, signal, query }, slot);
       const reply = parseReply(submitReply, res.body, `POST ${path}`);
-      await throwOnCallError(g, reply.ErrorID, `POST ${path}`, res.statusCode, signal);
+      if (reply.ErrorID) await throwOnCallError(g, reply.ErrorID, `POST ${path}`, res.statusCode, signal);
       const subs = reply.Submissions ?? [];
       if (subs.length !== items.length) throw new GatewayError('BAD_RESPONSE', `POST ${path}: ${subs.length} results for ${items.length} messages`);
       // By UserMessageID where one was given, else by position; destinations without case or spaces.
