@@ -130,7 +130,10 @@ async function main() {
     // loading it (81 against 112 ms, median of 15 loads); nothing in it reads a function's name
     // (our errors set their own; zod names its classes itself; undici names its errors).
     { name: 'core.js', keepNames: false, stdin: { contents: nodeEntry(), resolveDir: ROOT, sourcefile: 'nodes-entry.js', loader: 'js' } },
-    { name: 'undici.js', stdin: { contents: "module.exports = require('undici');", resolveDir: ROOT, sourcefile: 'undici-entry.js', loader: 'js' } },
+    // keepNames off in undici.js as well: a named closure made per request (writeH1's abort,
+    // ...) would pay a defineProperty per call that an unbundled undici does not; undici's
+    // errors set their own name.
+    { name: 'undici.js', keepNames: false, stdin: { contents: "module.exports = require('undici');", resolveDir: ROOT, sourcefile: 'undici-entry.js', loader: 'js' } },
     { name: 'ioredis.js', stdin: { contents: "module.exports = require('ioredis');", resolveDir: ROOT, sourcefile: 'ioredis-entry.js', loader: 'js' } },
     { name: 'index.js', entryPoints: [path.join(ROOT, 'src/index.ts')] },
     { name: 'cli.js', entryPoints: [path.join(ROOT, 'src/simulator/cli.ts')] }, // keeps the source's #! line

@@ -10,6 +10,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from './errors';
 import { Semaphore, SlidingWindowLimiter } from './limiter';
 import { JsonDepthError, bodyProblem, parseJson, stringifyJson } from './int64';
+import type { Dispatcher } from 'undici';
 import { GatewayDispatcher, isLoopbackHost, proxyFor } from './proxy';
 import { reportedAcquire } from './wait-status';
 
