@@ -294,13 +294,23 @@ Profiles: \`BENCH_PROFILE_DIR=/tmp/prof npm run bench -- overhead\` makes every 
   (\`src/lib/batcher.ts\`); a free slot sends a partial batch at once, and lingerMs only applies while a burst is still
   arriving (the queue grew since the last event-loop turn). Tests: \`test/batching-load.test.js\` (items per call counted at
   the simulator in a real Node-RED runtime).
-- **Overhead (2)**: the baseline is now the floor node (\`bench/floor-node\`), not bare undici outside Node-RED: a call
+- **Overhead (2)**: the baseline is the floor node (\`bench/floor-node\`), not bare undici outside Node-RED: a call
   through Node-RED also costs the runtime's msg passing and the function node that drives the loop, which no node can
-  avoid. Every figure stored here was taken while the 2 cores were shared with seven other engineers' builds and
-  tests (see the load averages in each run line: up to 17): single runs of a few seconds swing by a factor of 2, so re-run
-  \`npm run bench -- overhead\` on a quiet machine. Per-call work of ours that the floor does not do: input checks,
-  exact-int64 parse of the reply (\`parseJson\`, native JSON.parse when no integer can be unsafe), the zod schema check
-  of the reply, node status, the batcher's bookkeeping. No profile was taken for issue 17.
+  avoid. Each client now runs 6 s unmeasured before any is measured (the first one measured used to pay the runtime's
+  and the simulator's cold start alone, and after 3 s both were still getting faster). Profiled for issue 17
+  (\`--cpu-prof\` of the child with an unminified bundle): most CPU per call, for both, is the socket write and the
+  driving function node. Ours only, before: an AbortController with its listeners, a timer and a response stream
+  iterator per call, a new URL per call (twice), the content type parsed again, the list of secrets to cut out rebuilt,
+  a promise set per msg, a wasted await in the batcher, an empty query sorted and serialised for the pool key, and
+  the bundle's \`__name()\` on closures undici makes per request. Now: one deadline timer per client (every call has
+  the same timeout), one listener per caller signal, the reply read whole through undici's \`dispatch\` handler
+  interface (size cap on Content-Length and on every chunk), origin, path, content type and secrets cached, a count
+  of msgs in flight, and no \`__name()\` in core.js or undici.js (\`scripts/bundle.js\`). Left: the exact-int64 parse
+  path (depth check and the 16-digit test, about 0.7 µs more than JSON.parse alone), the zod check (about 0.6 µs),
+  lossless-json's serialiser (about 1.2 µs against 0.6 µs), the batcher's and node-kit's bookkeeping, and a few
+  promise layers: the guarantees (exact IDs, schema checks, redaction, status, one send or done per msg) cost that.
+  Tests of the new call path: \`test/http-call.test.js\` (per-call deadlines, one caller's abort, the size cap with and
+  without Content-Length, redaction of a renewed token, CR/LF refused after cached values), \`test/call-path.test.js\`.
 - **Poller (3) and inventory (4)** (issue 17): the heap kept after a drain or walk (after GC) does not grow with the
   size; the peak that grew was garbage in V8's old generation, which grows until the next full GC. Found with the
   sampling heap profiler in the child (\`HeapProfiler.startSampling\` with \`includeObjectsCollectedByMajorGC\`: the
@@ -314,16 +324,19 @@ Profiles: \`BENCH_PROFILE_DIR=/tmp/prof npm run bench -- overhead\` makes every 
   \`int64Text\` in \`src/lib/int64.ts\`). What is left with one msg per record is mostly the downstream function
   node's: it runs its code in a vm context per msg, and those writes land in the old generation; the runs into
   \`bench/count-node\` (a node that only counts) show the poller's own part.
-- **Installed size (5)**: the runtime dependencies are now bundled at build time (\`scripts/bundle.js\`, esbuild, run by
-  \`npm run build\`): undici cut to the dispatchers we use (its fetch, websocket, mock and cache parts left out), zod's
-  locales cut to English, everything else tree-shaken from the ESM builds; the package has no runtime dependency left.
-  Bundle sizes (\`node scripts/bundle.js --meta\`, esbuild 0.28.2): \`dist/bundle/nodes.js\` 821 kB, of which zod core and
-  classic about 306 kB, undici about 400 kB (llhttp 154 kB), our own code 90 kB; \`index.js\` and \`cli.js\` (the simulator)
-  67 kB each. \`npm pack --dry-run\`: 1,163,278 bytes unpacked. A Redis client for the fleet issue, bundled the same way
-  (esbuild 0.28.2, \`--bundle --platform=node --main-fields=module,main --minify-syntax --minify-whitespace --keep-names\`
-  of \`require('<client>')\` alone, in a scratch directory): \`ioredis\` 6.0.0 282 kB, \`@redis/client\` 6.3.1 (\`createClient\`)
-  661 kB, \`redis\` 6.3.1 (with its modules) 838 kB. With ioredis the package would stay about 1.45 MB unpacked; with
-  \`redis\` about 2.0 MB, at the limit: ioredis (or \`@redis/client\`) is the one that keeps the fleet build under 2 MB.
+- **Installed size and start (5)**: the runtime dependencies are bundled at build time (\`scripts/bundle.js\`, esbuild,
+  run by \`npm run build\`): undici cut to the dispatchers we use (its fetch, websocket, mock and cache parts left out),
+  zod's locales cut to English, everything tree-shaken from the ESM builds; the package has no runtime dependency.
+  The start was 124 ms and 12.6 MB over a Node-RED without the package, because Node-RED evaluated the whole bundle
+  (1.2 MB, ioredis included) to register 16 types. Now Node-RED loads \`dist/bundle/nodes.js\` (2 kB): each type is
+  registered with its options (read at build time from the real register functions), and the nodes' code
+  (\`core.js\`) loads when the first node of ours is created, undici (\`undici.js\`) with an account's first request,
+  ioredis (\`ioredis.js\`) with the first Redis connection (\`test/bundle.test.js\` checks which file loads when, in a
+  real runtime). \`core.js\` is built without \`__name()\` calls (keepNames off: 1,387 calls were a quarter of its load
+  time), and \`cli.js\` requires \`index.js\`'s simulator instead of carrying a copy (86 kB to 6 kB). With a flow of
+  ours the start still loads \`core.js\` (zod and our code; see the "with a flow" row): its zod schemas are built at
+  load, which a lazier build could defer. Why ioredis: bundled the same way, \`ioredis\` 6.0.0 is 282 kB,
+  \`@redis/client\` 6.3.1 661 kB, \`redis\` 6.3.1 838 kB (docs/redis.md).
 `;
 
 // Figures measured by scripts of their own (not stored in results.json), as their engineers ran them on
