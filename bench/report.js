@@ -137,8 +137,8 @@ The baseline (runs marked "baseline: minimal producer"): no poller and no simula
 number of msgs of the same shape (\`{ topic, payload: status record with StateName/TransportName, statusCode }\`, fresh
 objects) with no HTTP, parse or mark into the same counting function node, in lots of 500 (one reply of the poller)
 paced as the poller went in the run of the same size (what Node-RED and the function node cost with no node of ours),
-and once per size unpaced (a lot per event-loop turn, faster than the poller; shown for reference, not judged by). Issue 17's goal (≤ 60 MB above idle at 1M) is judged both absolutely and as ours minus
-the paced baseline's median.
+and once per size unpaced (a lot per event-loop turn, faster than the poller; shown for reference, not judged by).
+Issue 17's goal (≤ 60 MB above idle at 1M) is judged both absolutely and as ours minus the paced baseline's median.
 The child's RSS is read from /proc every 50 ms until the last record arrives; records/s and CPU time (user + system of
 the child) run from the deploy to the last record. The second pair of runs caps V8's old generation at 80 MB: if the
 poller kept records, the big drain would run out of memory there; if the peak only grows with garbage V8 has not

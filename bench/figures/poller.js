@@ -110,8 +110,9 @@ module.exports = async function poller(opts = {}) {
   // (bench/produce-node), paced as the poller went (a lot of 500 every 500/(its records/s of
   // the same size) ms), at 100k once and BENCH_BASELINE_RUNS (default 3) times at 1M: what the
   // function node and Node-RED cost with no poller at all; its median is what ours is judged
-  // by. Then once per size unpaced (a lot per event-loop turn, about three times the
-  // poller's pace; single runs peaked at 50 to 95 MB above idle at 1M, the paced one at 27):
+  // by. Then once per size unpaced (a lot per event-loop turn, two to three times the
+  // poller's pace; single runs on 2026-11-23 peaked at 34 to 95 MB above idle at 1M,
+  // the paced ones at 21 to 27):
   // shown for reference, not judged by.
   const baselineRuns = [];
   const bigRuns = Math.max(1, Number(process.env.BENCH_BASELINE_RUNS) || 3);
