@@ -9,8 +9,9 @@
  * function that counts devices and pages (no join node: a join would hold the whole
  * inventory by design). RSS sampled every 50 ms from /proc until every device arrived.
  */
-const { ChildRed, makeUserDir, rssSampler, idleRss } = require('../lib/red');
-const { sim, until, mb, r1, gatewayConfig, onTab } = require('../lib/util');
+const { ChildRed, makeUserDir } = require('../lib/red');
+const { measurePeak } = require('../lib/peak');
+const { sim, r1, gatewayConfig } = require('../lib/util');
 
 const PAGE = 100;
 
@@ -21,47 +22,19 @@ async function walk(size, timeoutMs, nodeArgs = []) {
   const red = new ChildRed(makeUserDir('link'), { nodeArgs });
   try {
     await red.start();
-    await red.deploy(onTab([]));
-    const idle = await idleRss(red);
-    const before = await red.reset();
-    const sampler = rssSampler(red, 50);
-    const t0 = process.hrtime.bigint();
-    await red.deploy(
-      onTab([
+    const m = await measurePeak(red, {
+      size,
+      nodes: [
         gatewayConfig(s.url, { rateLimitCalls: 0, maxConcurrent: 3 }),
         { id: 'go', type: 'inject', once: true, onceDelay: '0.2', props: [{ p: 'payload' }], payload: '', payloadType: 'date', wires: [['devices']] },
         { id: 'devices', type: 'iotgw-lorawan-devices', gateway: 'gw', customerId: '', devEui: '', receivable: '', page: 1, pageSize: PAGE, allPages: true, includeKeys: false, wires: [['count']] },
         { id: 'count', type: 'function', func: "const b = global.get('bench'); b.inc('devices', msg.payload.length); b.inc('pages'); return null;", outputs: 0, wires: [] },
-        { id: 'catch', type: 'catch', scope: null, uncaught: false, wires: [['err']] },
-        { id: 'err', type: 'function', func: "global.get('bench').inc('errors'); return null;", outputs: 0, wires: [] },
-      ]),
-    );
-    let last;
-    let peakHeap = 0;
-    await until(async () => {
-      last = await red.stats();
-      peakHeap = Math.max(peakHeap, last.mem.heapUsed);
-      return (last.counters.devices || 0) >= size || (last.counters.errors || 0) > 0;
-    }, timeoutMs, `${size} devices`, 100);
-    const secs = Number(process.hrtime.bigint() - t0) / 1e9;
-    const { peak } = sampler.stop();
-    const after = await idleRss(red, 500);
-    await red.deploy(onTab([]));
-    const cpuMs = (last.cpu.user + last.cpu.system - before.cpu.user - before.cpu.system) / 1000;
-    return {
-      size,
-      devices: last.counters.devices || 0,
-      pages: last.counters.pages || 0,
-      errors: last.counters.errors || 0,
-      seconds: r1(secs),
-      devicesPerSecond: Math.round((last.counters.devices || 0) / secs),
-      cpuUsPerDevice: r1((cpuMs * 1000) / Math.max(1, last.counters.devices || 0)),
-      idleRssMB: mb(idle.rss),
-      peakRssMB: mb(peak),
-      peakAboveIdleMB: mb(peak - idle.rss),
-      peakHeapUsedMB: mb(peakHeap),
-      heapUsedAfterGcMB: mb(after.heapUsed),
-    };
+      ],
+      got: (st) => st.counters.devices || 0,
+      timeoutMs,
+      what: 'devices',
+    });
+    return { size, devices: m.count, pages: m.stats.counters.pages || 0, errors: m.errors, seconds: m.seconds, devicesPerSecond: m.perSecond, cpuUsPerDevice: m.cpuUsPerItem, ...m.mem };
   } finally {
     await red.stop();
     await s.close();

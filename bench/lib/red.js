@@ -49,25 +49,30 @@ module.exports = {
 };
 `;
 
+// The bench's own minimal nodes (bench/<folder>), linked into a user directory on request.
+const BENCH_NODES = {
+  // bench/count-node: a minimal node counting msgs (the memory figures' second downstream).
+  count: ['count-node', 'node-red-bench-count'],
+  // The overhead floor (bench/floor-node): a minimal node doing one undici request per msg.
+  floor: ['floor-node', 'node-red-bench-floor'],
+  // bench/produce-node: a minimal node emitting status-record msgs (the poller figure's baseline).
+  produce: ['produce-node', 'node-red-bench-produce'],
+};
+
 /**
  * A fresh user directory. `pkg`: 'link' (symlink this checkout, as `npm install <dir>`
  * would), 'none' (no package: a bare Node-RED), or a path to an installed package dir.
+ * `opts`: { count, floor, produce } true links that bench node (BENCH_NODES).
  */
-function makeUserDir(pkg = 'link', { floor = false, count = false } = {}) {
+function makeUserDir(pkg = 'link', opts = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-bench-red-'));
   fs.writeFileSync(path.join(dir, 'settings.js'), SETTINGS);
   const deps = {};
-  if (count) {
-    // bench/count-node: a minimal node counting msgs (the memory figures' second downstream).
+  for (const [opt, [folder, name]] of Object.entries(BENCH_NODES)) {
+    if (!opts[opt]) continue;
     fs.mkdirSync(path.join(dir, 'node_modules'), { recursive: true });
-    fs.symlinkSync(path.join(__dirname, '../count-node'), path.join(dir, 'node_modules', 'node-red-bench-count'), 'dir');
-    deps['node-red-bench-count'] = '*';
-  }
-  if (floor) {
-    // The overhead floor (bench/floor-node): a minimal node doing one undici request per msg.
-    fs.mkdirSync(path.join(dir, 'node_modules'), { recursive: true });
-    fs.symlinkSync(path.join(__dirname, '../floor-node'), path.join(dir, 'node_modules', 'node-red-bench-floor'), 'dir');
-    deps['node-red-bench-floor'] = '*';
+    fs.symlinkSync(path.join(__dirname, '..', folder), path.join(dir, 'node_modules', name), 'dir');
+    deps[name] = '*';
   }
   if (pkg !== 'none') {
     const scope = path.join(dir, 'node_modules', '@iotgateway');

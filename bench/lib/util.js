@@ -22,6 +22,12 @@ function percentile(sorted, p) {
   return sorted[i];
 }
 
+/** The median (NaN for none). */
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
+}
+
 const MB = 1024 * 1024;
 const mb = (b) => Math.round((b / MB) * 10) / 10;
 const r1 = (x) => Math.round(x * 10) / 10;
@@ -61,4 +67,4 @@ function loadavg() {
   return require('node:fs').readFileSync('/proc/loadavg', 'utf8').trim();
 }
 
-module.exports = { sim, sleep, until, percentile, mb, MB, r1, r2, terminalId, gatewayConfig, onTab, loadavg };
+module.exports = { sim, sleep, until, percentile, median, mb, MB, r1, r2, terminalId, gatewayConfig, onTab, loadavg };
