@@ -28,7 +28,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFileSync, execFile } = require('node:child_process');
 const { ChildRed, makeUserDir, idleRss, ROOT } = require('../lib/red');
-const { sim, mb, r1, gatewayConfig, onTab } = require('../lib/util');
+const { sim, mb, r1, gatewayConfig, onTab, median } = require('../lib/util');
 
 function dirSize(dir) {
   let bytes = 0;
@@ -47,10 +47,6 @@ function dirSize(dir) {
   return { bytes, files };
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 const LOAD_SCRIPT = `
 const path = require('path');
