@@ -7,7 +7,7 @@
  * pending count, not a set of promises).
  */
 const assert = require('node:assert/strict');
-const { simulatorPerTest, helper, gatewayNode, load, until, collect, catchAll } = require('./helpers/harness');
+const { recordStatuses, simulatorPerTest, helper, gatewayNode, load, until, collect, catchAll } = require('./helpers/harness');
 
 describe('call path: one call per msg, several in flight', function () {
   let sim;
@@ -23,12 +23,7 @@ describe('call path: one call per msg, several in flight', function () {
       ...catchAll(),
     ]);
     const mode = n.get('mode');
-    const statuses = [];
-    const orig = mode.status.bind(mode);
-    mode.status = (s) => {
-      statuses.push(s);
-      return orig(s);
-    };
+    const statuses = recordStatuses(mode);
     const ok = collect(n.get('ok'));
     const no = collect(n.get('no'));
     const caught = collect(n.get('caught'));

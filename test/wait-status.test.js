@@ -4,7 +4,7 @@
  * "waiting for a SEND slot (3 s)" instead of only "requesting". Real runtime, real simulator.
  */
 const assert = require('node:assert/strict');
-const { simulatorPerTest, gatewayNode, load, until, collect, catchAll } = require('./helpers/harness');
+const { recordStatuses, simulatorPerTest, gatewayNode, load, until, collect, catchAll } = require('./helpers/harness');
 
 describe('status while waiting for a rate-limit slot', function () {
   let sim;
@@ -19,12 +19,7 @@ describe('status while waiting for a rate-limit slot', function () {
       ...catchAll(),
     ]);
     const mode = n.get('mode');
-    const statuses = [];
-    const orig = mode.status.bind(mode);
-    mode.status = (s) => {
-      statuses.push(s);
-      return orig(s);
-    };
+    const statuses = recordStatuses(mode);
     const ok = collect(n.get('ok'));
     const caught = collect(n.get('caught'));
     mode.receive({ payload: { DestinationID: '01000001SKYA001', Mode: 0 } });

@@ -111,4 +111,15 @@ function simulatorPerTest(options, set) {
   });
 }
 
-module.exports = { simulatorPerTest, helper, startSimulator, gatewayNode, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };
+/** Records every status a node shows (the node still shows it); returns the list. */
+function recordStatuses(node) {
+  const statuses = [];
+  const orig = node.status.bind(node);
+  node.status = (s) => {
+    statuses.push(s);
+    return orig(s);
+  };
+  return statuses;
+}
+
+module.exports = { recordStatuses, simulatorPerTest, helper, startSimulator, gatewayNode, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };
