@@ -53,54 +53,46 @@ const tokenReply = z.object({
  */
 export class ClientCredentialsBearer implements AuthProvider {
   readonly hint = 'Check the client ID and client secret in the config node\'s credentials.';
-  private token: string | undefined;
-  private expiresAt = 0;
-  private pending: Promise<string> | undefined;
+  /** The account's client, for the token request (given with every headers() call). */
+  private client: ApiClient | undefined;
+  /**
+   * One fetch serves every caller of the account, so it does not take any one caller's
+   * abort signal (a node closing must not fail its siblings); the timeout bounds it.
+   */
+  private readonly cache: CachedToken;
 
   constructor(
     private readonly clientId: string,
     private readonly clientSecret: string,
     private readonly tokenPath: string,
-    private readonly skewMs = 30_000,
-    private readonly now: () => number = Date.now,
-  ) {}
+    skewMs = 30_000,
+    now: () => number = Date.now,
+  ) {
+    this.cache = new CachedToken(() => this.fetch(this.client!), async () => {}, skewMs, now);
+  }
 
   async headers(client: ApiClient): Promise<Record<string, string>> {
-    return { authorization: `Bearer ${await this.get(client)}` };
+    this.client = client;
+    return { authorization: `Bearer ${await this.cache.token()}` };
   }
 
   secrets(): string[] {
-    return this.token ? [this.clientSecret, this.token] : [this.clientSecret];
+    const token = this.cache.peek();
+    return token ? [this.clientSecret, token] : [this.clientSecret];
   }
 
   expiresInMs(): number | undefined {
-    return this.token ? Math.max(0, this.expiresAt - this.now()) : undefined;
+    return this.cache.expiresInMs();
   }
 
   renew(refused: Record<string, string>): boolean {
     // Only drop the token that was refused; a newer one fetched meanwhile stays.
-    if (this.token && refused.authorization === `Bearer ${this.token}`) {
-      this.token = undefined;
-      this.expiresAt = 0;
-    }
+    const m = /^Bearer (.+)$/.exec(refused.authorization ?? '');
+    if (m) this.cache.invalidate(m[1]!);
     return true;
   }
 
-  /**
-   * One fetch serves every caller of the account, so it does not take any one caller's
-   * abort signal (a node closing must not fail its siblings); the timeout bounds it.
-   */
-  private get(client: ApiClient): Promise<string> {
-    if (this.token && this.now() < this.expiresAt) return Promise.resolve(this.token);
-    if (!this.pending) {
-      this.pending = this.fetch(client).finally(() => {
-        this.pending = undefined;
-      });
-    }
-    return this.pending;
-  }
-
-  private async fetch(client: ApiClient): Promise<string> {
+  private async fetch(client: ApiClient): Promise<FetchedToken> {
     client.stats.tokenFetches++;
     let res;
     try {
@@ -123,11 +115,9 @@ export class ClientCredentialsBearer implements AuthProvider {
     if (!parsed.success) {
       throw new GatewayError('BAD_RESPONSE', `POST ${this.tokenPath}: the token reply has no access_token`, { statusCode: res.statusCode });
     }
+    // No usable expires_in: an hour, as before.
     const ttl = Number(parsed.data.expires_in ?? 3600);
-    this.token = parsed.data.access_token;
-    const ttlMs = (Number.isFinite(ttl) && ttl > 0 ? ttl : 3600) * 1000;
-    this.expiresAt = this.now() + Math.max(ttlMs / 2, ttlMs - this.skewMs);
-    return this.token;
+    return { token: parsed.data.access_token, ttlMs: (Number.isFinite(ttl) && ttl > 0 ? ttl : 3600) * 1000 };
   }
 }
 
