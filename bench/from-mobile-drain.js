@@ -15,7 +15,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { startSimulator } = require('../dist/simulator');
-const { ChildRed, makeUserDir } = require('../test/helpers/child-red');
+const { ChildRed, makeUserDir, childGateway } = require('../test/helpers/child-red');
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(name);
@@ -36,19 +36,8 @@ async function main() {
   try {
     await red.deploy([
       { id: 'tab', type: 'tab', label: 'bench' },
-      {
-        id: 'gw',
-        type: 'iotgw-gateway',
-        name: 'sim',
-        baseUrl: sim.url,
-        apiVersion: '1.0',
-        rateLimitCalls: 5,
-        rateLimitWindowSeconds: 60,
-        maxConcurrent: 3,
-        maxBatchSize: 100,
-        timeoutSeconds: 65,
-        credentials: { clientId: 'demo', clientSecret: 'demo-secret' },
-      },
+      // The default limits (5 calls a minute), as a user leaves them.
+      childGateway(sim, { id: 'gw', rateLimitCalls: 5, timeoutSeconds: 65 }),
       { id: 'mp', z: 'tab', type: 'iotgw-message-poller', gateway: 'gw', intervalSeconds: 60, startFrom: new Date(base * 1000).toISOString().slice(0, 19).replace('T', ' '), output: 'record', contextStore: '', autoStart: true, wires: [['c']] },
       { id: 'c', z: 'tab', type: 'function', func: "global.get('append')(String(msg.payload.ID) + '\\n'); return null;", outputs: 0, wires: [] },
     ]);

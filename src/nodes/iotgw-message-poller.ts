@@ -17,7 +17,7 @@
  */
 import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red';
 import { type FeedPage } from '../lib/feed';
-import { delivered, pollerTexts, runPollerNode } from '../lib/feed/poller-node';
+import { delivered, pollerTexts, runPollerNode, type PollerSettings } from '../lib/feed/poller-node';
 import { int64Out } from '../lib/int64';
 import { mergeQuery, useConfigNode } from '../lib/node-kit';
 import { throwOnCallError } from '../lib/gateway-errors';
@@ -26,16 +26,9 @@ import { decodeFields } from '../lib/cmf';
 import { z } from 'zod';
 import { isGateway } from '../lib/guards';
 
-export interface MessagePollerConfig extends NodeDef {
+export interface MessagePollerConfig extends NodeDef, PollerSettings {
   gateway: string;
-  intervalSeconds: string | number;
-  /** "" (now), "-24h" / "-30m" (relative), or "yyyy-MM-dd HH:mm:ss". */
-  startFrom: string;
   output: 'record' | 'batch';
-  /** "": a file under the user directory; else a Node-RED context store's name. */
-  contextStore: string;
-  autoStart: boolean;
-  fullAt: string | number;
   /** Comma-separated SINs to keep ("" = all). */
   sinFilter: string;
   /** Comma-separated MobileIDs to keep ("" = all). */

@@ -21,7 +21,7 @@
 import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red';
 import { GatewayError } from '../lib/errors';
 import { type FeedPage } from '../lib/feed';
-import { delivered, pollerTexts, runPollerNode } from '../lib/feed/poller-node';
+import { delivered, pollerTexts, runPollerNode, type PollerSettings } from '../lib/feed/poller-node';
 import { int64Out, int64Text } from '../lib/int64';
 import { mergeQuery, useConfigNode } from '../lib/node-kit';
 import { throwOnCallError } from '../lib/gateway-errors';
@@ -30,16 +30,9 @@ import { isGateway } from '../lib/guards';
 
 export { LEGACY_MARK_KEY, MARK_KEY, FEED_DIR, behindText } from '../lib/feed/poller-node';
 
-export interface StatusPollerConfig extends NodeDef {
+export interface StatusPollerConfig extends NodeDef, PollerSettings {
   gateway: string;
-  intervalSeconds: string | number;
-  /** "" (now), "-24h" / "-30m" (relative), or "yyyy-MM-dd HH:mm:ss". */
-  startFrom: string;
   output: 'record' | 'batch';
-  /** "": a file under the user directory; else a Node-RED context store's name. */
-  contextStore: string;
-  autoStart: boolean;
-  fullAt: string | number;
   addNames: boolean;
 }
 

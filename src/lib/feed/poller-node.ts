@@ -84,9 +84,12 @@ export function nodeTexts(RED: NodeAPI, ns: string, en: Record<string, string>) 
   };
 }
 
+/** The settings both poller nodes share. */
 export interface PollerSettings {
   intervalSeconds: string | number;
+  /** "" (now), "-24h" / "-30m" (relative), or "yyyy-MM-dd HH:mm:ss". */
   startFrom: string;
+  /** "": a file under the user directory; else a Node-RED context store's name. */
   contextStore: string;
   autoStart: boolean;
   fullAt: string | number;
