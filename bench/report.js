@@ -305,10 +305,10 @@ Profiles: \`BENCH_PROFILE_DIR=/tmp/prof npm run bench -- overhead\` makes every 
 
 - **Batching (2b)**: the batcher used to cut a batch before the call could leave (rate slot only, then the batch waited
   in the concurrency semaphore), so with lingerMs 0 a burst left as one-item calls. Now \`ApiClient.acquireCall\`
-  (\`src/lib/http.ts\`) gives the batcher the call's auth headers, a concurrency slot and the group's rate slot (in that
+  (\`src/lib/transport/http.ts\`) gives the batcher the call's auth headers, a concurrency slot and the group's rate slot (in that
   order, never holding the concurrency slot while a rate window is waited for) and only then is the batch cut
-  (\`src/lib/batcher.ts\`); a free slot sends a partial batch at once, and lingerMs only applies while a burst is still
-  arriving (the queue grew since the last event-loop turn). Tests: \`test/batching-load.test.js\` (items per call counted at
+  (\`src/lib/api/batcher.ts\`); a free slot sends a partial batch at once, and lingerMs only applies while a burst is still
+  arriving (the queue grew since the last event-loop turn). Tests: \`test/nodes/iotgw-terminal-mode.batching.test.js\` (items per call counted at
   the simulator in a real Node-RED runtime).
 - **Overhead (2)**: the baseline is the floor node (\`bench/floor-node\`), not bare undici outside Node-RED: a call
   through Node-RED also costs the runtime's msg passing and the function node that drives the loop, which no node can
@@ -328,8 +328,8 @@ Profiles: \`BENCH_PROFILE_DIR=/tmp/prof npm run bench -- overhead\` makes every 
   Ours can pass the floor (1.42 at 16 in flight in the stored run): the floor node uses undici's \`request()\`, which
   makes a response stream per call and reads it with \`body.json()\`, while ours reads the reply whole through the
   handler interface. Runs taken while other work shared the 2 cores gave 0.73 to 0.94 at 3 in flight (issue 17 notes).
-  Tests of the new call path: \`test/http-call.test.js\` (per-call deadlines, one caller's abort, the size cap with and
-  without Content-Length, redaction of a renewed token, CR/LF refused after cached values), \`test/call-path.test.js\`.
+  Tests of the new call path: \`test/lib/transport/http.test.js\` (per-call deadlines, one caller's abort, the size cap with and
+  without Content-Length, redaction of a renewed token, CR/LF refused after cached values), \`test/nodes/iotgw-gateway.call-path.test.js\`.
 - **Poller (3) and inventory (4)** (issue 17): the heap kept after a drain or walk (after GC) does not grow with the
   size; the peak that grew was garbage in V8's old generation, which grows until the next full GC. Found with the
   sampling heap profiler in the child (\`HeapProfiler.startSampling\` with \`includeObjectsCollectedByMajorGC\`: the
@@ -340,7 +340,7 @@ Profiles: \`BENCH_PROFILE_DIR=/tmp/prof npm run bench -- overhead\` makes every 
   \`redactDevice\` copies with for...in). Poller: a copy of every record to decorate it (now in place, on the
   reply's own records) and IDs turned into text with \`String()\` three times per record: V8 keeps every number it
   turns into a string in its number-string cache, allocated in the old generation (now \`toFixed(0)\`,
-  \`int64Text\` in \`src/lib/int64.ts\`). What is left with one msg per record is mostly the downstream function
+  \`int64Text\` in \`src/lib/common/int64.ts\`). What is left with one msg per record is mostly the downstream function
   node's: it runs its code in a vm context per msg, and those writes land in the old generation; the runs into
   \`bench/count-node\` (a node that only counts) show the poller's own part.
 - **Installed size and start (5)**: the runtime dependencies are bundled at build time (\`scripts/bundle.js\`, esbuild,
@@ -350,7 +350,7 @@ Profiles: \`BENCH_PROFILE_DIR=/tmp/prof npm run bench -- overhead\` makes every 
   (1.2 MB, ioredis included) to register 16 types. Now Node-RED loads \`dist/bundle/nodes.js\` (2 kB): each type is
   registered with its options (read at build time from the real register functions), and the nodes' code
   (\`core.js\`) loads when the first node of ours is created, undici (\`undici.js\`) with an account's first request,
-  ioredis (\`ioredis.js\`) with the first Redis connection (\`test/bundle.test.js\` checks which file loads when, in a
+  ioredis (\`ioredis.js\`) with the first Redis connection (\`test/package/bundle.test.js\` checks which file loads when, in a
   real runtime). \`core.js\` is built without \`__name()\` calls (keepNames off: 1,387 calls were a quarter of its load
   time), and \`cli.js\` requires \`index.js\`'s simulator instead of carrying a copy (86 kB to 6 kB). With a flow of
   ours the start still loads \`core.js\` (zod and our code; see the "with a flow" row): its zod schemas are built at

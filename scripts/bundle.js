@@ -73,7 +73,7 @@ const trim = {
   name: 'trim',
   setup(build) {
     // core.js requires undici and ioredis from their own files: undici on the first request
-    // (src/lib/proxy.ts), ioredis on the first Redis connection (src/lib/account/redis/connection.ts).
+    // (src/lib/transport/proxy.ts), ioredis on the first Redis connection (src/lib/account/redis/connection.ts).
     if (build.initialOptions.outfile && path.basename(build.initialOptions.outfile) === 'core.js') {
       build.onResolve({ filter: /^undici$/ }, () => ({ path: './undici.js', external: true }));
       build.onResolve({ filter: /^ioredis$/ }, () => ({ path: './ioredis.js', external: true }));

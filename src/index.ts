@@ -4,4 +4,4 @@
  * Node-RED itself loads the nodes listed in package.json "node-red.nodes".
  */
 export { startSimulator, Simulator, type SimulatorOptions } from './simulator';
-export { GatewayError, ERROR_CODES, type ErrorCode } from './lib/errors';
+export { GatewayError, ERROR_CODES, type ErrorCode } from './lib/common/errors';

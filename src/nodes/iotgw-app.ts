@@ -5,13 +5,13 @@
  * the account shares them, like the MQTT broker node shares one connection.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { checkBaseUrl, type Query } from '../lib/http';
-import { StaticBearer, TokenHeaders, appLogin, type CachedToken } from '../lib/auth';
-import { tlsFromConfigNode } from '../lib/tls';
-import { GatewayError } from '../lib/errors';
-import { numberSetting, resolveCredential } from '../lib/node-kit';
-import { refuseTokenInQuery } from '../lib/app-api';
-import type { AppNode, AppSettings } from '../lib/account/config-nodes';
+import { checkBaseUrl, type Query } from '../lib/transport/http';
+import { StaticBearer, TokenHeaders, appLogin, type CachedToken } from '../lib/account/auth';
+import { tlsFromConfigNode } from '../lib/node-red/tls';
+import { GatewayError } from '../lib/common/errors';
+import { numberSetting, resolveCredential } from '../lib/node-red/node-kit';
+import { refuseTokenInQuery } from '../lib/api/app';
+import type { AppNode, AppSettings } from '../lib/node-red/config-nodes';
 import { createAccount } from '../lib/account/account';
 
 export interface AppConfig extends NodeDef {
@@ -26,7 +26,7 @@ export interface AppConfig extends NodeDef {
   loginPath?: string;
 }
 
-export type { AppCredentials, AppSettings, AppNode } from '../lib/account/config-nodes';
+export type { AppCredentials, AppSettings, AppNode } from '../lib/node-red/config-nodes';
 
 /** Requests in flight at once for one account. */
 const MAX_CONCURRENT = 3;
@@ -63,7 +63,7 @@ export function loginPathSetting(v: unknown): string {
 
 
 
-export { isApp } from '../lib/guards';
+export { isApp } from '../lib/node-red/guards';
 
 export default function register(RED: NodeAPI): void {
   function IotgwAppNode(this: AppNode, rawConfig: AppConfig) {

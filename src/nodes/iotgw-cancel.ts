@@ -4,13 +4,13 @@
  * the account's SEND budget with iotgw-terminal-mode.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { GatewayError, badInput } from '../lib/errors';
-import { describeType, int64Out, int64Key, toInt64 } from '../lib/int64';
-import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg, nodeAbortController } from '../lib/node-kit';
-import { SendPool } from '../lib/send-pool';
-import { nameErrors, throwOnCallError } from '../lib/gateway-errors';
-import { cancelReply, matchByKey, parseReply, type Cancellation } from '../lib/terminal-api';
-import { isGateway, joinProblems } from '../lib/guards';
+import { GatewayError, badInput } from '../lib/common/errors';
+import { describeType, int64Out, int64Key, toInt64 } from '../lib/common/int64';
+import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg, nodeAbortController } from '../lib/node-red/node-kit';
+import { SendPool } from '../lib/node-red/send-pool';
+import { nameErrors, throwOnCallError } from '../lib/api/gateway-errors';
+import { cancelReply, matchByKey, parseReply, type Cancellation } from '../lib/api/terminal';
+import { isGateway, joinProblems } from '../lib/node-red/guards';
 
 export interface CancelConfig extends NodeDef {
   gateway: string;

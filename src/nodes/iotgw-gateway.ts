@@ -5,16 +5,16 @@
  * shares them, like the MQTT broker node shares one connection.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { ApiClient, checkBaseUrl } from '../lib/http';
-import { tlsFromConfigNode } from '../lib/tls';
-import { ClientCredentialsBearer, StaticBearer, StaticHeaders, TokenHeaders, oauthClientCredentials, type CachedToken } from '../lib/auth';
-import { resolveGatewayBase, trimBase } from '../lib/endpoints';
-import { isThrottleReply } from '../lib/terminal-api';
-import { GatewayError } from '../lib/errors';
-import { numberSetting, resolveCredential } from '../lib/node-kit';
-import { ErrorCatalogue } from '../lib/catalogue';
+import { ApiClient, checkBaseUrl } from '../lib/transport/http';
+import { tlsFromConfigNode } from '../lib/node-red/tls';
+import { ClientCredentialsBearer, StaticBearer, StaticHeaders, TokenHeaders, oauthClientCredentials, type CachedToken } from '../lib/account/auth';
+import { resolveGatewayBase, trimBase } from '../lib/transport/endpoints';
+import { isThrottleReply } from '../lib/api/terminal';
+import { GatewayError } from '../lib/common/errors';
+import { numberSetting, resolveCredential } from '../lib/node-red/node-kit';
+import { ErrorCatalogue } from '../lib/api/catalogue';
 import { createAccount } from '../lib/account/account';
-import type { GatewayCredentials, GatewayNode, GatewaySettings } from '../lib/account/config-nodes';
+import type { GatewayCredentials, GatewayNode, GatewaySettings } from '../lib/node-red/config-nodes';
 
 export interface GatewayConfig extends NodeDef {
   baseUrl: string;
@@ -31,7 +31,7 @@ export interface GatewayConfig extends NodeDef {
   brokerTokenUrl?: string;
 }
 
-export type { GatewayCredentials, GatewaySettings, GatewayNode } from '../lib/account/config-nodes';
+export type { GatewayCredentials, GatewaySettings, GatewayNode } from '../lib/node-red/config-nodes';
 
 /** Fills in properties that older saved flows may lack (tested in test/migrate.test.js). */
 export function migrateGatewayConfig(config: Partial<GatewayConfig>): GatewayConfig {

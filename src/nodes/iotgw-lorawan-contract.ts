@@ -5,12 +5,12 @@
  * per msg by the same names in `msg.payload`.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { GatewayError, badInput } from '../lib/errors';
-import { handleInput, mergeQuery, useConfigNode, type Msg } from '../lib/node-kit';
-import { PATHS, brokerRequest, checkContractBody, contractList, defined, messageReply, optionalInt, withOverrides } from '../lib/broker-api';
-import { parseReply } from '../lib/terminal-api';
-import { showValue } from '../lib/int64';
-import { isGateway } from '../lib/guards';
+import { GatewayError, badInput } from '../lib/common/errors';
+import { handleInput, mergeQuery, useConfigNode, type Msg } from '../lib/node-red/node-kit';
+import { PATHS, brokerRequest, checkContractBody, contractList, defined, messageReply, optionalInt, withOverrides } from '../lib/api/broker';
+import { parseReply } from '../lib/api/terminal';
+import { showValue } from '../lib/common/int64';
+import { isGateway } from '../lib/node-red/guards';
 
 export interface ContractConfig extends NodeDef {
   gateway: string;

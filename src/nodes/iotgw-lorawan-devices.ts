@@ -7,12 +7,12 @@
  * removed from every device unless `includeKeys` is ticked.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { GatewayError, badInput } from '../lib/errors';
-import { handleInput, isPlainObject, mergeQuery, useConfigNode, type Msg } from '../lib/node-kit';
-import { migrateListConfig, pagesMode, servicePage } from '../lib/list-paging';
-import { PATHS, brokerRequest, checkDevEui, checkView, defined, devicePageOf, devicePageReplyCheck, optionalInt, paramName, redactDevice, say, withOverrides, type DevicePage } from '../lib/broker-api';
-import { checkReply } from '../lib/terminal-api';
-import { isGateway } from '../lib/guards';
+import { GatewayError, badInput } from '../lib/common/errors';
+import { handleInput, isPlainObject, mergeQuery, useConfigNode, type Msg } from '../lib/node-red/node-kit';
+import { migrateListConfig, pagesMode, servicePage } from '../lib/api/list-paging';
+import { PATHS, brokerRequest, checkDevEui, checkView, defined, devicePageOf, devicePageReplyCheck, optionalInt, paramName, redactDevice, say, withOverrides, type DevicePage } from '../lib/api/broker';
+import { checkReply } from '../lib/api/terminal';
+import { isGateway } from '../lib/node-red/guards';
 
 export interface DevicesConfig extends NodeDef {
   gateway: string;
@@ -20,7 +20,7 @@ export interface DevicesConfig extends NodeDef {
   devEui?: string;
   /** "" (not sent), "true" (receivable view) or "false" (payable view). */
   receivable?: string | boolean;
-  /** 'one' page or 'all' pages in turn (list vocabulary, src/lib/list-paging.ts). */
+  /** 'one' page or 'all' pages in turn (list vocabulary, src/lib/api/list-paging.ts). */
   pages?: 'one' | 'all';
   /** 1-based. */
   page?: string | number;

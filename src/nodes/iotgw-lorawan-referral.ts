@@ -5,11 +5,11 @@
  * setting (`idParam`, default `id`), and `msg.query` can rename or add parameters.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { GatewayError } from '../lib/errors';
-import { handleInput, mergeQuery, useConfigNode, type Msg } from '../lib/node-kit';
-import { PATHS, brokerRequest, messageReply, paramName, positiveId } from '../lib/broker-api';
-import { parseReply } from '../lib/terminal-api';
-import { isGateway } from '../lib/guards';
+import { GatewayError } from '../lib/common/errors';
+import { handleInput, mergeQuery, useConfigNode, type Msg } from '../lib/node-red/node-kit';
+import { PATHS, brokerRequest, messageReply, paramName, positiveId } from '../lib/api/broker';
+import { parseReply } from '../lib/api/terminal';
+import { isGateway } from '../lib/node-red/guards';
 
 export interface ReferralConfig extends NodeDef {
   gateway: string;

@@ -7,24 +7,24 @@
  *
  * One msg per message: `msg.topic` = MobileID, `msg.payload` = the message (int64 `ID`
  * exact), `msg.raw` = RawPayload as a Buffer when present, `msg.fields` = the Payload
- * fields as `{Name: value}` (src/lib/cmf). Or one msg per reply in batch mode. Optional
+ * fields as `{Name: value}` (src/lib/api/cmf). Or one msg per reply in batch mode. Optional
  * filters by SIN and MobileID are applied after the fetch (the gateway has none): a
  * filtered-out message still spends its share of the GET budget and moves the mark.
  *
  * Where the mark lives (`contextStore`), the control input and the lease (one active poller
  * per feed on a shared account, the others on standby) are as for the status poller
- * (src/lib/feed/poller-node.ts).
+ * (src/lib/node-red/poller-node.ts).
  */
 import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red';
 import { type FeedPage } from '../lib/feed';
-import { delivered, pollerTexts, runPollerNode, type PollerSettings } from '../lib/feed/poller-node';
-import { int64Out } from '../lib/int64';
-import { mergeQuery, useConfigNode } from '../lib/node-kit';
-import { throwOnCallError } from '../lib/gateway-errors';
-import { parseReply } from '../lib/terminal-api';
-import { decodeFields } from '../lib/cmf';
+import { delivered, pollerTexts, runPollerNode, type PollerSettings } from '../lib/node-red/poller-node';
+import { int64Out } from '../lib/common/int64';
+import { mergeQuery, useConfigNode } from '../lib/node-red/node-kit';
+import { throwOnCallError } from '../lib/api/gateway-errors';
+import { parseReply } from '../lib/api/terminal';
+import { decodeFields } from '../lib/api/cmf';
 import { z } from 'zod';
-import { isGateway } from '../lib/guards';
+import { isGateway } from '../lib/node-red/guards';
 
 export interface MessagePollerConfig extends NodeDef, PollerSettings {
   gateway: string;

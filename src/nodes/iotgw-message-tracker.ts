@@ -9,11 +9,11 @@
  * persistent store to survive restarts) and is bounded.
  */
 import type { Node, NodeAPI, NodeDef, NodeMessage, NodeStatus } from 'node-red';
-import { GatewayError, badInput } from '../lib/errors';
-import { int64Key, int64Out } from '../lib/int64';
-import { errorStatus, handleInput, isPlainObject, numberSetting, t, useConfigNode, type Msg } from '../lib/node-kit';
-import { CLOSED_STATES, STATE_NAMES, type StatusRecord } from '../lib/terminal-api';
-import { isGateway, joinProblems } from '../lib/guards';
+import { GatewayError, badInput } from '../lib/common/errors';
+import { int64Key, int64Out } from '../lib/common/int64';
+import { errorStatus, handleInput, isPlainObject, numberSetting, t, useConfigNode, type Msg } from '../lib/node-red/node-kit';
+import { CLOSED_STATES, STATE_NAMES, type StatusRecord } from '../lib/api/terminal';
+import { isGateway, joinProblems } from '../lib/node-red/guards';
 
 export interface TrackerConfig extends NodeDef {
   gateway: string;

@@ -6,9 +6,9 @@
  * and marks in it.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { GatewayError } from '../lib/errors';
-import { resolveCredential } from '../lib/node-kit';
-import { tlsFromConfigNode } from '../lib/tls';
+import { GatewayError } from '../lib/common/errors';
+import { resolveCredential } from '../lib/node-red/node-kit';
+import { tlsFromConfigNode } from '../lib/node-red/tls';
 import { RedisConnection, SharedRedis, checkRedisUrl, redisAddress } from '../lib/account/redis/connection';
 import { redisSharedState, type RedisAccountSettings } from '../lib/account/redis/shared-state';
 import { provideSharedState } from '../lib/account/shared';

@@ -3,20 +3,20 @@
  * `DestinationID` and either `RawPayload` (Buffer, byte array or base64; the first two
  * bytes are SIN and MIN; at most `maxRawBytes`, 1,023 for OGx) or `Payload` (common
  * message format: `SIN`, `MIN` and `Fields`, as a CMF array or a plain object encoded by
- * src/lib/cmf). Every item is checked before anything is sent. Items of all messages are
+ * src/lib/api/cmf). Every item is checked before anything is sent. Items of all messages are
  * batched like `iotgw-terminal-mode` (the same SendPool over the account's SEND budget),
  * with the same two outputs: 1 accepted, 2 rejected, in input order.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { SendPool } from '../lib/send-pool';
-import { submitToOutputs } from '../lib/submit-results';
-import { nameErrors, throwOnCallError } from '../lib/gateway-errors';
-import { GatewayError, badInput } from '../lib/errors';
-import { describeType, showValue, toInt64 } from '../lib/int64';
-import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg, nodeAbortController } from '../lib/node-kit';
-import { parseReply, submitReply, type SubmitResult } from '../lib/terminal-api';
-import { checkSpec, encodeFields, type CmfField, type CmfSpecMap } from '../lib/cmf';
-import { isGateway, joinProblems } from '../lib/guards';
+import { SendPool } from '../lib/node-red/send-pool';
+import { submitToOutputs } from '../lib/node-red/submit-results';
+import { nameErrors, throwOnCallError } from '../lib/api/gateway-errors';
+import { GatewayError, badInput } from '../lib/common/errors';
+import { describeType, showValue, toInt64 } from '../lib/common/int64';
+import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg, nodeAbortController } from '../lib/node-red/node-kit';
+import { parseReply, submitReply, type SubmitResult } from '../lib/api/terminal';
+import { checkSpec, encodeFields, type CmfField, type CmfSpecMap } from '../lib/api/cmf';
+import { isGateway, joinProblems } from '../lib/node-red/guards';
 
 export interface SendMessageConfig extends NodeDef {
   gateway: string;

@@ -6,12 +6,12 @@
  * with a TIMEOUT error, and msg.payload holds the last counters seen.
  */
 import type { Node, NodeAPI, NodeDef, NodeStatus } from 'node-red';
-import { GatewayError, badInput } from '../lib/errors';
-import { sleep } from '../lib/http';
-import { handleInput, mergeQuery, numberSetting, useConfigNode, type Msg } from '../lib/node-kit';
-import { PATHS, brokerRequest, paramName, positiveId, say, smsEnvelope, type SmsEnvelope } from '../lib/broker-api';
-import { parseReply } from '../lib/terminal-api';
-import { isGateway } from '../lib/guards';
+import { GatewayError, badInput } from '../lib/common/errors';
+import { sleep } from '../lib/transport/http';
+import { handleInput, mergeQuery, numberSetting, useConfigNode, type Msg } from '../lib/node-red/node-kit';
+import { PATHS, brokerRequest, paramName, positiveId, say, smsEnvelope, type SmsEnvelope } from '../lib/api/broker';
+import { parseReply } from '../lib/api/terminal';
+import { isGateway } from '../lib/node-red/guards';
 
 export interface SmsRequestConfig extends NodeDef {
   gateway: string;

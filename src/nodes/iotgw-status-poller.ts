@@ -19,16 +19,16 @@
  * {fromUTC: "yyyy-MM-dd HH:mm:ss"} moves the mark (wins over a poll in flight).
  */
 import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red';
-import { GatewayError } from '../lib/errors';
+import { GatewayError } from '../lib/common/errors';
 import { type FeedPage } from '../lib/feed';
-import { delivered, pollerTexts, runPollerNode, type PollerSettings } from '../lib/feed/poller-node';
-import { int64Out, int64Text } from '../lib/int64';
-import { mergeQuery, useConfigNode } from '../lib/node-kit';
-import { throwOnCallError } from '../lib/gateway-errors';
-import { STATE_NAMES, TRANSPORT_NAMES, checkReply, statusReplyCheck, type StatusRecord } from '../lib/terminal-api';
-import { isGateway } from '../lib/guards';
+import { delivered, pollerTexts, runPollerNode, type PollerSettings } from '../lib/node-red/poller-node';
+import { int64Out, int64Text } from '../lib/common/int64';
+import { mergeQuery, useConfigNode } from '../lib/node-red/node-kit';
+import { throwOnCallError } from '../lib/api/gateway-errors';
+import { STATE_NAMES, TRANSPORT_NAMES, checkReply, statusReplyCheck, type StatusRecord } from '../lib/api/terminal';
+import { isGateway } from '../lib/node-red/guards';
 
-export { LEGACY_MARK_KEY, MARK_KEY, FEED_DIR, behindText } from '../lib/feed/poller-node';
+export { LEGACY_MARK_KEY, MARK_KEY, FEED_DIR, behindText } from '../lib/node-red/poller-node';
 
 export interface StatusPollerConfig extends NodeDef, PollerSettings {
   gateway: string;

@@ -4,12 +4,12 @@
  * global, env or JSONata each); `msg.query` is merged last to add or rename parameters.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { GatewayError } from '../lib/errors';
-import { evalProperty, handleInput, mergeQuery, useConfigNode, type Msg } from '../lib/node-kit';
-import { parseReply } from '../lib/terminal-api';
-import { APP_PATHS, TAG_CONFIG_PARAMS, queryValue, tagConfig } from '../lib/app-api';
-import type { Query } from '../lib/http';
-import { isApp } from '../lib/guards';
+import { GatewayError } from '../lib/common/errors';
+import { evalProperty, handleInput, mergeQuery, useConfigNode, type Msg } from '../lib/node-red/node-kit';
+import { parseReply } from '../lib/api/terminal';
+import { APP_PATHS, TAG_CONFIG_PARAMS, queryValue, tagConfig } from '../lib/api/app';
+import type { Query } from '../lib/transport/http';
+import { isApp } from '../lib/node-red/guards';
 
 export type TagConfigConfig = NodeDef & { app: string } & Partial<Record<(typeof TAG_CONFIG_PARAMS)[number][0] | `${(typeof TAG_CONFIG_PARAMS)[number][0]}Type`, string>>;
 

@@ -5,17 +5,17 @@
  * one array. Pages are sent as they arrive: no page is held once it is sent.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { GatewayError } from '../lib/errors';
-import { evalProperty, handleInput, mergeQuery, numberSetting, useConfigNode, type Msg } from '../lib/node-kit';
-import { parseReply } from '../lib/terminal-api';
-import { APP_PARAMS, APP_PATHS, pagingNumber, queryValue, tagPage } from '../lib/app-api';
-import type { Query } from '../lib/http';
-import { isApp } from '../lib/guards';
-import { migrateListConfig, pagesMode } from '../lib/list-paging';
+import { GatewayError } from '../lib/common/errors';
+import { evalProperty, handleInput, mergeQuery, numberSetting, useConfigNode, type Msg } from '../lib/node-red/node-kit';
+import { parseReply } from '../lib/api/terminal';
+import { APP_PARAMS, APP_PATHS, pagingNumber, queryValue, tagPage } from '../lib/api/app';
+import type { Query } from '../lib/transport/http';
+import { isApp } from '../lib/node-red/guards';
+import { migrateListConfig, pagesMode } from '../lib/api/list-paging';
 
 export interface TagListConfig extends NodeDef {
   app: string;
-  /** 'one' page or 'all' pages in turn from the first one asked for (list vocabulary, src/lib/list-paging.ts). */
+  /** 'one' page or 'all' pages in turn from the first one asked for (list vocabulary, src/lib/api/list-paging.ts). */
   pages?: 'one' | 'all';
   /** Paging settings; '' = from msg.page / msg.pageSize / msg.offset, else not sent. */
   page?: string | number;

@@ -6,14 +6,14 @@
  * accepted entries, output 2 the rejected ones (ErrorID > 0, with the error's name).
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { SendPool } from '../lib/send-pool';
-import { submitToOutputs } from '../lib/submit-results';
-import { nameErrors, throwOnCallError } from '../lib/gateway-errors';
-import { GatewayError, badInput } from '../lib/errors';
-import { describeType, int64Key, showValue, toInt64 } from '../lib/int64';
-import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg, nodeAbortController } from '../lib/node-kit';
-import { matchByKey, parseReply, sameDestination, submitReply, type SubmitResult } from '../lib/terminal-api';
-import { isGateway, joinProblems } from '../lib/guards';
+import { SendPool } from '../lib/node-red/send-pool';
+import { submitToOutputs } from '../lib/node-red/submit-results';
+import { nameErrors, throwOnCallError } from '../lib/api/gateway-errors';
+import { GatewayError, badInput } from '../lib/common/errors';
+import { describeType, int64Key, showValue, toInt64 } from '../lib/common/int64';
+import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg, nodeAbortController } from '../lib/node-red/node-kit';
+import { matchByKey, parseReply, sameDestination, submitReply, type SubmitResult } from '../lib/api/terminal';
+import { isGateway, joinProblems } from '../lib/node-red/guards';
 
 export interface TerminalModeConfig extends NodeDef {
   gateway: string;
@@ -32,7 +32,7 @@ interface ModeItem {
 
 const ALLOWED_KEYS = new Set(['DestinationID', 'Mode', 'WakeupInterval', 'UserMessageID']);
 
-export { isGateway, joinProblems } from '../lib/guards';
+export { isGateway, joinProblems } from '../lib/node-red/guards';
 
 /** Validates one item; pushes every problem to `problems`. */
 export function checkModeItem(raw: unknown, where: string, defaults: { mode: number; wakeup: number }, family: string, problems: string[]): ModeItem | undefined {

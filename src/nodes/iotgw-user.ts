@@ -3,11 +3,11 @@
  * ID); an empty payload asks for the user the auth token belongs to.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { GatewayError } from '../lib/errors';
-import { handleInput, mergeQuery, useConfigNode, type Msg } from '../lib/node-kit';
-import { parseReply } from '../lib/terminal-api';
-import { APP_PARAMS, APP_PATHS, queryValue, userRecord } from '../lib/app-api';
-import { isApp } from '../lib/guards';
+import { GatewayError } from '../lib/common/errors';
+import { handleInput, mergeQuery, useConfigNode, type Msg } from '../lib/node-red/node-kit';
+import { parseReply } from '../lib/api/terminal';
+import { APP_PARAMS, APP_PATHS, queryValue, userRecord } from '../lib/api/app';
+import { isApp } from '../lib/node-red/guards';
 
 export interface UserConfig extends NodeDef {
   app: string;

@@ -20,7 +20,7 @@
 import type { SimServer, SimReply, SimRequest } from './server';
 import { SimWindow, json } from './server';
 import type { SimArea } from './area';
-import { parseJson } from '../lib/int64';
+import { parseJson } from '../lib/common/int64';
 
 export type AppErrorShape = 'platform' | 'error';
 

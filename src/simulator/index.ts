@@ -10,7 +10,7 @@
  */
 import { SimServer, json, faultFromJson, type Fault } from './server';
 import { TerminalGateway, type TerminalOptions } from './terminal';
-import { parseJson } from '../lib/int64';
+import { parseJson } from '../lib/common/int64';
 import { AREAS } from './areas';
 import type { MobileOptions } from './messages';
 

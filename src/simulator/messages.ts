@@ -45,7 +45,7 @@ export interface TerminalHost {
   jsonArray(r: SimRequest): unknown[] | SimReply;
   guard(r: SimRequest, group: 'SEND' | 'GET' | undefined, handle: (account: string) => SimReply | Promise<SimReply>, superOnly?: boolean): Promise<SimReply>;
 }
-import type { CmfField } from '../lib/cmf';
+import type { CmfField } from '../lib/api/cmf';
 
 export interface MobileOptions {
   /** Most from-mobile messages in one get/re_messages reply. */

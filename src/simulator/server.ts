@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseJson, stringifyJson } from '../lib/int64';
+import { parseJson, stringifyJson } from '../lib/common/int64';
 
 export interface SimRequest {
   method: string;

@@ -12,7 +12,7 @@
  */
 import type { SimServer, SimReply, SimRequest } from './server';
 import { SimWindow, json } from './server';
-import { INT64_MAX } from '../lib/int64';
+import { INT64_MAX } from '../lib/common/int64';
 import { MobileMessages } from './messages';
 import { FeedLog, formatUtc, pageFeed, parseUtc } from './feed';
 

@@ -1,6 +1,6 @@
 'use strict';
 /**
- * Child process for test/start-demo.test.js: `npm start`'s startDev (scripts/start.js) on
+ * Child process for test/package/start-demo.test.js: `npm start`'s startDev (scripts/start.js) on
  * free ports and a fresh user dir (argv[2]), with whatever proxy the environment names.
  * It reports to the parent over IPC: every node status change, and the simulator's call
  * count. Node-RED's log goes to stdout as with `npm start`.

@@ -11,8 +11,8 @@
  * store and lease; without one everything is in-process (./memory/*).
  */
 import { EventEmitter } from 'node:events';
-import { ApiClient, type ApiResponse, type AuthProvider, type GroupLimit, type TlsOptions } from '../http';
-import { GatewayError } from '../errors';
+import { ApiClient, type ApiResponse, type AuthProvider, type GroupLimit, type TlsOptions } from '../transport/http';
+import { GatewayError } from '../common/errors';
 import type { AccountKey, FeedLease, MarkStore, RateBudget, SharedState, TokenSource } from './types';
 import { MemoryRateBudget } from './memory/rate-budget';
 import { AuthTokenSource, TokenSourceAuth } from './memory/token-source';

@@ -26,7 +26,7 @@
  * record key and time functions, the store and the emit callback.
  */
 import type { FeedMark, MarkStore } from '../account/types';
-import { GatewayError, badInput } from '../errors';
+import { GatewayError, badInput } from '../common/errors';
 import { formatUtcSeconds, parseUtcSeconds } from './time';
 
 /** One reply of the feed, as the caller's fetcher returns it. */

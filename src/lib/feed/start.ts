@@ -1,4 +1,4 @@
-import { badInput } from '../errors';
+import { badInput } from '../common/errors';
 import { formatUtcSeconds, parseUtcSeconds } from './time';
 
 /**

@@ -3,8 +3,8 @@
  * Semaphore of requests in flight. The account's ApiClient is handed the same gate
  * objects (ClientOptions.gates), so the budget and the client count the same slots.
  */
-import { Semaphore, SlidingWindowLimiter } from '../../limiter';
-import type { GroupLimit } from '../../http';
+import { Semaphore, SlidingWindowLimiter } from '../../transport/limiter';
+import type { GroupLimit } from '../../transport/http';
 import type { RateBudget, Release } from '../types';
 
 const none: Release = () => {};

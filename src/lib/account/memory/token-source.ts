@@ -3,7 +3,7 @@
  * and the way back: an AuthProvider (what ApiClient takes) over any TokenSource, which is
  * how a shared (Redis) token source reaches the client.
  */
-import type { ApiClient, AuthProvider } from '../../http';
+import type { ApiClient, AuthProvider } from '../../transport/http';
 import type { TokenSource } from '../types';
 
 const BEARER = /^Bearer (.+)$/;

@@ -11,7 +11,7 @@
 import { EventEmitter } from 'node:events';
 import type { ConnectionOptions } from 'node:tls';
 import type Redis from 'ioredis';
-import { GatewayError } from '../../errors';
+import { GatewayError } from '../../common/errors';
 
 /**
  * ioredis, loaded on the first connection: a Node-RED whose flows use no iotgw-redis node

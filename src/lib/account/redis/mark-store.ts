@@ -6,7 +6,7 @@
  * generation than the stored one (a `{fromUTC}` reset happened meanwhile) with reason
  * 'generation'.
  */
-import { GatewayError } from '../../errors';
+import { GatewayError } from '../../common/errors';
 import type { FeedMark, MarkStore } from '../types';
 import type { AccountKeys } from './keys';
 import type { RedisConnection } from './connection';

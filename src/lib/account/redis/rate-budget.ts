@@ -14,7 +14,7 @@
  *   to `timeoutMs` and then fails with SHARED_STATE.
  */
 import { randomUUID } from 'node:crypto';
-import { GatewayError } from '../../errors';
+import { GatewayError } from '../../common/errors';
 import type { RateBudget, Release } from '../types';
 import type { AccountKeys } from './keys';
 import { abortableSleep, type RedisConnection } from './connection';

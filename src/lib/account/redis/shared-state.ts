@@ -3,7 +3,7 @@
  * `redis` set on an `iotgw-gateway` / `iotgw-app`, the account's rate budget, bearer token,
  * feed marks and feed lease live in Redis, shared by every instance naming the same account.
  */
-import type { Semaphore, SlidingWindowLimiter } from '../../limiter';
+import type { Semaphore, SlidingWindowLimiter } from '../../transport/limiter';
 import type { AccountKey, FeedLease, MarkStore, RateBudget, SharedState, TokenSource } from '../types';
 import type { RedisConnection } from './connection';
 import { AccountKeys } from './keys';

@@ -7,7 +7,7 @@
  * if it is still the refused one, so three instances seeing one 401 cause one new fetch.
  */
 import { randomUUID } from 'node:crypto';
-import { GatewayError } from '../../errors';
+import { GatewayError } from '../../common/errors';
 import type { TokenSource } from '../types';
 import type { AccountKeys } from './keys';
 import { abortableSleep, type RedisConnection } from './connection';

@@ -1,0 +1,146 @@
+/**
+ * Area (a) request and reply shapes, validated with zod. Replies are liberal (unknown
+ * fields are kept, ints may be exact decimal strings above 2^53) but wrong types are
+ * refused as BAD_RESPONSE.
+ */
+import { z } from 'zod';
+import { GatewayError } from '../common/errors';
+
+const int64Out = z.union([z.number().int(), z.string().regex(/^-?\d+$/)]);
+const int32 = z.number().int();
+
+export const submitResult = z
+  .object({
+    ID: int64Out.nullish(),
+    DestinationID: z.string().nullish(),
+    ErrorID: int32.nullish(),
+    UserMessageID: int64Out.nullish(),
+    OTAMessageSize: int32.nullish(),
+    OperationMode: int32.nullish(),
+    ScheduledSendUTC: z.string().nullish(),
+    TerminalWakeupPeriod: int32.nullish(),
+  })
+  .loose();
+export type SubmitResult = z.infer<typeof submitResult> & { ErrorName?: string; ErrorDescription?: string };
+
+export const submitReply = z.object({ ErrorID: int32.nullish(), Submissions: z.array(submitResult).nullish() }).loose();
+
+export const cancellation = z
+  .object({ ID: int64Out.nullish(), CancellationStatus: int32.nullish(), CancelRequestID: int64Out.nullish(), ErrorID: int32.nullish() })
+  .loose();
+export type Cancellation = z.infer<typeof cancellation> & { ErrorName?: string; ErrorDescription?: string };
+export const cancelReply = z.object({ ErrorID: int32.nullish(), Cancellations: z.array(cancellation).nullish() }).loose();
+
+export const statusRecord = z
+  .object({
+    ID: int64Out,
+    IsClosed: z.boolean().nullish(),
+    State: int32.nullish(),
+    CreateUTC: z.string().nullish(),
+    StatusUTC: z.string().nullish(),
+    Transport: int32.nullish(),
+    RegionName: z.string().nullish(),
+    ReferenceNumber: z.number().nullish(),
+    ErrorID: int32.nullish(),
+  })
+  .loose();
+export type StatusRecord = z.infer<typeof statusRecord> & { StateName?: string; TransportName?: string };
+export const statusReply = z
+  .object({ ErrorID: int32.nullish(), NextFromUTC: z.string().nullish(), Statuses: z.array(statusRecord).nullish() })
+  .loose();
+/**
+ * The checks of `statusReply`, for `checkReply`: the same fields and rules, without copying
+ * the fields it does not name (a poller drains a million records; the reply itself is what
+ * it emits).
+ */
+export const statusReplyCheck = z.object({
+  ErrorID: int32.nullish(),
+  NextFromUTC: z.string().nullish(),
+  Statuses: z.array(z.object(statusRecord.shape)).nullish(),
+});
+
+/** Parses a reply with a schema or throws BAD_RESPONSE naming the first bad field. */
+export function parseReply<T>(schema: z.ZodType<T>, body: unknown, where: string): T {
+  const r = schema.safeParse(body);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const path = issue?.path.length ? issue.path.join('.') : '(body)';
+  throw new GatewayError('BAD_RESPONSE', `${where}: unexpected reply at ${path}: ${issue?.message ?? 'invalid'}`);
+}
+
+/**
+ * Checks a reply with a schema (BAD_RESPONSE naming the first bad field, as `parseReply`)
+ * and returns the reply itself instead of zod's copy of it. Only for a schema with no
+ * transform and no default, whose output equals its input: pass a strip schema (`z.object`
+ * without `.loose()`) of the same fields as the reply's loose one; it refuses exactly what
+ * the loose one refuses and copies only the few fields it names, so a reply of many
+ * records is not copied whole once more.
+ */
+export function checkReply<T>(schema: z.ZodType, body: unknown, where: string): T {
+  parseReply(schema, body, where);
+  return body as T;
+}
+
+export const STATE_NAMES: Record<number, string> = {
+  0: 'SUBMITTED',
+  1: 'RECEIVED',
+  2: 'ERROR',
+  3: 'DELIVERY_FAILED',
+  4: 'TIMED_OUT',
+  5: 'CANCELLED',
+  6: 'WAITING',
+  7: 'BROADCAST_SUBMITTED',
+  8: 'SENDING_IN_PROGRESS',
+};
+export const CLOSED_STATES = new Set([1, 2, 3, 4, 5]);
+export const TRANSPORT_NAMES: Record<number, string> = { 0: 'ANY', 1: 'SATELLITE', 2: 'CELLULAR' };
+export const MODE_NAMES = ['ALWAYS_ON', 'WAKE_UP', 'RECEIVE_ON_SEND', 'HYBRID'];
+export const FROM_UTC_RE = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
+
+/** Top-level ErrorIDs that mean "rate exceeded, nothing was done" (real-services.md). */
+export const THROTTLE_ERROR_IDS: ReadonlySet<number> = new Set([24579, 24581]);
+
+/** Is this area (a) reply a throttled call (HTTP 200 with ErrorID 24579 or 24581 at the top level)? */
+export function isThrottleReply(res: { body: unknown }): boolean {
+  const b = res.body;
+  if (!b || typeof b !== 'object' || Array.isArray(b)) return false;
+  const id = (b as { ErrorID?: unknown }).ErrorID;
+  return typeof id === 'number' && THROTTLE_ERROR_IDS.has(id);
+}
+
+/** A destination ID as the gateway compares it: without case or surrounding spaces. */
+export function sameDestination(a: string | null | undefined, b: string | null | undefined): boolean {
+  return String(a ?? '').trim().toLowerCase() === String(b ?? '').trim().toLowerCase();
+}
+
+/**
+ * Which result belongs to which input: by key (UserMessageID, a message ID) where the input
+ * has one and a result echoes it, the rest by position among the results left. Returns the
+ * result index of each input. The counts must be equal (checked by the caller).
+ */
+export function matchByKey(inputKeys: Array<string | undefined>, resultKeys: Array<string | undefined>): number[] {
+  const byKey = new Map<string, number[]>();
+  resultKeys.forEach((k, j) => {
+    if (k === undefined) return;
+    const list = byKey.get(k);
+    if (list) list.push(j);
+    else byKey.set(k, [j]);
+  });
+  const used = new Set<number>();
+  const out: number[] = new Array<number>(inputKeys.length).fill(-1);
+  inputKeys.forEach((k, i) => {
+    const j = k === undefined ? undefined : byKey.get(k)?.shift();
+    if (j !== undefined) {
+      out[i] = j;
+      used.add(j);
+    }
+  });
+  let next = 0;
+  out.forEach((j, i) => {
+    if (j >= 0) return;
+    while (used.has(next)) next++;
+    out[i] = next;
+    used.add(next++);
+  });
+  return out;
+}

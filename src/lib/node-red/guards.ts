@@ -1,0 +1,20 @@
+/**
+ * Guards and message helpers shared by the node files (lib never imports a node file).
+ */
+import type { AppNode, GatewayNode } from './config-nodes';
+
+/** True for an `iotgw-gateway` config node. */
+export function isGateway(n: unknown): n is GatewayNode {
+  return !!n && typeof (n as GatewayNode).client === 'function' && typeof (n as GatewayNode).bearerAuth === 'function';
+}
+
+/** True for an `iotgw-app` config node. */
+export function isApp(n: unknown): n is AppNode {
+  return !!n && typeof (n as AppNode).client === 'function' && typeof (n as AppNode).get === 'function';
+}
+
+/** The first ten problems of a BAD_INPUT, joined, and how many more there are. */
+export function joinProblems(problems: string[]): string {
+  const shown = problems.slice(0, 10).join('; ');
+  return problems.length > 10 ? `${shown}; and ${problems.length - 10} more` : shown;
+}

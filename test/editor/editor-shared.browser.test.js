@@ -1,0 +1,120 @@
+'use strict';
+/**
+ * The shared editor code (resources/iotgw-editor.js), outside a browser: the validators
+ * accept and refuse what the per-file validators they replace did, and the dialog rows
+ * expand to the label and input each .html had written out. (The browser tests open every
+ * dialog in Chromium.)
+ */
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const vm = require('node:vm');
+
+const FILE = path.join(__dirname, '..', '..', 'resources', 'iotgw-editor.js');
+
+/** Runs the file in a context with a window and one template script element. */
+function load(templates = {}) {
+  const els = Object.fromEntries(
+    Object.entries(templates).map(([type, text]) => [type, { textContent: text, attrs: {}, getAttribute(k) { return this.attrs[k]; }, setAttribute(k, v) { this.attrs[k] = v; } }]),
+  );
+  const document = { querySelector: (sel) => els[/data-template-name="([^"]+)"/.exec(sel)[1]] || null };
+  const window = {};
+  vm.runInNewContext(fs.readFileSync(FILE, 'utf8'), { window, document });
+  return { IOTGW: window.IOTGW, els };
+}
+
+const node = { _: (k) => `msg:${k}` };
+
+describe('shared editor code (resources/iotgw-editor.js)', function () {
+  const { IOTGW } = load();
+
+  it('check(): ${ENV_VAR}, empty only when optional, else the test, else the catalogue message', function () {
+    const v = IOTGW.check('iotgw-x', IOTGW.numIn(0, 5000), 'lingerMs');
+    for (const ok of ['0', '50', ' 5000 ', 12.5, '${LINGER}', ' ${A_1} ']) assert.equal(v.call(node, ok), true, `accepts ${ok}`);
+    for (const bad of ['', '-1', '5001', 'x', '${}', '${1A}', null, undefined]) assert.equal(v.call(node, bad), 'msg:iotgw-x.errors.lingerMs', `refuses ${bad}`);
+    assert.equal(v.call({}, 'x'), false, 'no catalogue: false');
+    const opt = IOTGW.check('iotgw-x', IOTGW.isParam, 'idParam', true);
+    for (const ok of ['', '  ', 'id', 'a.b[0]-c_d', '${P}']) assert.equal(opt.call(node, ok), true, `accepts ${JSON.stringify(ok)}`);
+    for (const bad of ['a b', 'x'.repeat(101), 'a=b']) assert.equal(opt.call(node, bad), 'msg:iotgw-x.errors.idParam');
+  });
+
+  it('intIn(): integers by value, as the devices and contract validators did', function () {
+    const t = IOTGW.intIn(1);
+    assert.deepEqual(['1', '1e2', '100', '0', '1.5', 'x', '-3'].map(t), [true, true, true, false, false, false, false]);
+    assert.deepEqual(['5', '6'].map(IOTGW.intIn(0, 5)), [true, false]);
+  });
+
+  it('startFrom(): now, -24h, a UTC time; with real=true only a real date', function () {
+    for (const real of [true, false]) {
+      const t = IOTGW.startFrom(real);
+      for (const ok of ['now', '-24h', '-1.5 d', '2026-01-31 00:00:00']) assert.equal(t(ok), true, `accepts ${ok}`);
+      for (const bad of ['later', '24h', '2026-01-31', '2026-01-31T00:00:00']) assert.equal(t(bad), false, `refuses ${bad}`);
+    }
+    assert.equal(IOTGW.startFrom(true)('2026-13-45 99:00:00'), false);
+    assert.equal(IOTGW.startFrom(false)('2026-13-45 99:00:00'), true, 'the message poller kept its pattern-only check');
+  });
+
+  it('rows(): data-input-* attributes go onto the input; a config node prefix', function () {
+    const tpl = [
+      '<div class="form-row" data-iotgw-row="name tag -" data-input-data-i18n="[placeholder]iotgw-c.placeholder.name"></div>',
+      '<div class="form-row" data-iotgw-row="password lock" data-input-type="password"></div>',
+      '<div class="form-row" data-input-placeholder="iotgw:" data-iotgw-row="keyPrefix key"></div>',
+    ].join('\n');
+    const { IOTGW: I, els } = load({ 'iotgw-c': tpl });
+    I.rows('iotgw-c', 'node-config-input');
+    const out = els['iotgw-c'].textContent.replace(/\s*\n\s*/g, ' ').split(/(?<=<\/div>) /);
+    assert.equal(out[0], '<div class="form-row"> <label for="node-config-input-name"><i class="fa fa-tag"></i> <span data-i18n="iotgw-c.label.name"></span></label> <input type="text" id="node-config-input-name" data-i18n="[placeholder]iotgw-c.placeholder.name"> </div>');
+    assert.match(out[1], /<input type="password" id="node-config-input-password"> <\/div>$/);
+    assert.match(out[2], /^<div class="form-row">.*<input type="text" id="node-config-input-keyPrefix" placeholder="iotgw:"> <\/div>$/);
+  });
+
+  it('label() and labelStyle()', function () {
+    const label = IOTGW.label('iotgw-x');
+    assert.equal(label.call({ name: 'mine', _: node._ }), 'mine');
+    assert.equal(label.call({ name: '', _: node._ }), 'msg:iotgw-x.label.node');
+    assert.equal(IOTGW.labelStyle.call({ name: 'a' }), 'node_label_italic');
+    assert.equal(IOTGW.labelStyle.call({ name: '' }), '');
+  });
+
+  it('rows(): expands text, typed, checkbox and select rows once, keeping other attributes and content', function () {
+    const tpl = [
+      '<div class="form-row" data-iotgw-row="gateway server"></div>',
+      '<div class="form-row" style="margin-top: 8px;" data-iotgw-row="lingerMs hourglass-half 70px"> ms</div>',
+      '<div class="form-row" data-iotgw-row="token id-card-o 70%" data-typed></div>',
+      '<div class="form-row" data-iotgw-row="pageSize list-ol 70px perPage"></div>',
+      '<div class="form-row" data-iotgw-check="wait"></div>',
+      '<div class="form-row" data-iotgw-select="firstPage sort 70%"><option value="">one</option></div>',
+      '<div class="form-tips">left as it is</div>',
+    ].join('\n');
+    const { IOTGW: I, els } = load({ 'iotgw-x': tpl });
+    I.rows('iotgw-x');
+    // One line a row, the white space between elements as one space (as the browser shows it).
+    const out = els['iotgw-x'].textContent.replace(/\s*\n\s*/g, ' ').split(/(?<=<\/div>) /);
+    assert.equal(out.length, 7);
+    assert.equal(out[0], '<div class="form-row"> <label for="node-input-gateway"><i class="fa fa-server"></i> <span data-i18n="iotgw-x.label.gateway"></span></label> <input type="text" id="node-input-gateway"> </div>');
+    assert.equal(out[1], '<div class="form-row" style="margin-top: 8px;"> <label for="node-input-lingerMs"><i class="fa fa-hourglass-half"></i> <span data-i18n="iotgw-x.label.lingerMs"></span></label> <input type="text" id="node-input-lingerMs" style="width: 70px;"> ms </div>');
+    assert.match(out[2], /<input type="text" id="node-input-token" style="width: 70%;"> <input type="hidden" id="node-input-tokenType"> <\/div>$/);
+    assert.ok(!out[2].includes('data-typed'));
+    assert.match(out[3], /data-i18n="iotgw-x\.label\.perPage".*id="node-input-pageSize" style="width: 70px;"/);
+    assert.equal(out[4], '<div class="form-row"> <label>&nbsp;</label> <input type="checkbox" id="node-input-wait" style="display: inline-block; width: auto; vertical-align: top;"> <label for="node-input-wait" style="width: auto;" data-i18n="iotgw-x.label.wait"></label> </div>');
+    assert.match(out[5], /<\/label> <select id="node-input-firstPage" style="width: 70%;"><option value="">one<\/option><\/select> <\/div>$/);
+    assert.equal(out[6], '<div class="form-tips">left as it is</div>');
+    const once = els['iotgw-x'].textContent;
+    I.rows('iotgw-x');
+    assert.equal(els['iotgw-x'].textContent, once, 'a second call changes nothing');
+    I.rows('iotgw-missing');
+  });
+
+  it('every row marker in nodes/*.html names a field of its node', function () {
+    const dir = path.join(__dirname, '..', '..', 'nodes');
+    for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.html'))) {
+      const html = fs.readFileSync(path.join(dir, f), 'utf8');
+      const type = /registerType\('([^']+)'/.exec(html)[1];
+      const markers = [...html.matchAll(/data-iotgw-(?:row|check|select)="(\w+)/g)].map((m) => m[1]);
+      if (markers.length === 0) continue;
+      assert.ok(html.includes(`IOTGW.rows('${type}'`), `${f}: uses row markers without IOTGW.rows('${type}')`);
+      assert.ok(html.includes('src="resources/@iotgateway/node-red-gateway/iotgw-editor.js"'), `${f}: does not include the shared editor code`);
+      for (const m of markers) assert.match(html, new RegExp(`\\b${m}: \\{`), `${f}: row ${m} is not a property in defaults`);
+    }
+  });
+});

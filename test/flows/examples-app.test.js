@@ -1,0 +1,90 @@
+'use strict';
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const { simulatorPerTest, helper, until, collect, ALL_NODES } = require('../helpers/harness');
+
+const CORE = ['common/20-inject.js', 'common/90-comment.js', 'sequence/17-split.js'].map((f) => require(`@node-red/nodes/core/${f}`));
+
+/** Loads an example as Node-RED would import it, against the test's simulator; debug nodes become helpers. */
+async function loadExample(file, sim) {
+  const flow = require(path.join('..', '..', 'examples', file));
+  const credentials = {};
+  const nodes = flow.map((n) => {
+    const c = JSON.parse(JSON.stringify(n));
+    if (c.type === 'iotgw-app') {
+      assert.equal(c.id, 'iotgw-example-app');
+      assert.equal(c.name, 'simulator');
+      assert.equal(c.baseUrl, 'http://127.0.0.1:1881/app');
+      assert.deepEqual(c.credentials, { authToken: 'app-demo-token' });
+      credentials[c.id] = c.credentials;
+      delete c.credentials;
+      c.baseUrl = sim.appUrl;
+    }
+    if (c.type === 'debug') return { id: c.id, z: c.z, type: 'helper', wires: [] };
+    if (c.type === 'inject') c.once = false;
+    return c;
+  });
+  await helper.load([...ALL_NODES, ...CORE], nodes, credentials);
+  return { flow, get: (id) => helper.getNode(id) };
+}
+
+describe('example flows of the application API nodes', function () {
+  let sim;
+  simulatorPerTest({}, (s) => (sim = s));
+
+  it('each example has a comment, an inject, its node and a debug node', function () {
+    for (const [file, type] of [['app-user.json', 'iotgw-user'], ['app-tag-list.json', 'iotgw-tag-list'], ['app-tag-config.json', 'iotgw-tag-config']]) {
+      const flow = require(path.join('..', '..', 'examples', file));
+      const types = flow.map((n) => n.type);
+      for (const t of ['tab', 'comment', 'inject', type, 'debug', 'iotgw-app']) assert.ok(types.includes(t), `${file} has a ${t}`);
+      const node = flow.find((n) => n.type === type);
+      assert.ok(flow.some((n) => n.type === 'inject' && n.wires[0].includes(node.id)), `${file}: inject -> ${type}`);
+      assert.ok(node.wires[0].length > 0);
+    }
+  });
+
+  it('app-user.json: the current user, a colleague, and FORBIDDEN for another account\'s user', async function () {
+    const n = await loadExample('app-user.json', sim);
+    const out = collect(n.get('iotgw-ex-app-user-debug'));
+    const errors = collect(n.get('iotgw-ex-app-user-error'));
+    n.get('iotgw-ex-app-user-inject-me').receive({});
+    await until(() => out.length === 1);
+    n.get('iotgw-ex-app-user-inject-colleague').receive({});
+    await until(() => out.length === 2);
+    n.get('iotgw-ex-app-user-inject-other').receive({});
+    await until(() => errors.length === 1);
+    assert.deepEqual(out.map((m) => m.payload.username), ['demo', 'operator']);
+    assert.equal(errors[0].error.code, 'FORBIDDEN');
+  });
+
+  it('app-tag-list.json: one page from msg.page/msg.perPage, and every page merged by the join node', async function () {
+    const n = await loadExample('app-tag-list.json', sim);
+    const page = collect(n.get('iotgw-ex-app-tags-page-debug'));
+    const each = collect(n.get('iotgw-ex-app-tags-each'));
+    const all = collect(n.get('iotgw-ex-app-tags-all-debug'));
+    n.get('iotgw-ex-app-tags-inject-page').receive({});
+    await until(() => page.length === 1);
+    assert.equal(page[0].payload.curPage, 2);
+    assert.equal(page[0].payload.items.length, 10);
+    n.get('iotgw-ex-app-tags-inject-all').receive({});
+    await until(() => all.length === 1, 10000);
+    assert.equal(each.length, 5);
+    assert.equal(all[0].payload.length, 45);
+  });
+
+  it('app-tag-config.json: by tag ID, by serial number through msg.query, NOT_FOUND for an unknown tag', async function () {
+    const n = await loadExample('app-tag-config.json', sim);
+    const out = collect(n.get('iotgw-ex-app-tagcfg-debug'));
+    const errors = collect(n.get('iotgw-ex-app-tagcfg-error'));
+    n.get('iotgw-ex-app-tagcfg-inject-id').receive({});
+    await until(() => out.length === 1);
+    n.get('iotgw-ex-app-tagcfg-inject-serial').receive({});
+    await until(() => out.length === 2);
+    n.get('iotgw-ex-app-tagcfg-inject-unknown').receive({});
+    await until(() => errors.length === 1);
+    assert.equal(out[0].payload.tag_id, '00000003-0000-4000-8000-000000000001');
+    assert.equal(out[1].payload.serial_number, 'SN000002');
+    assert.equal(out[1].payload.version, 1);
+    assert.equal(errors[0].error.code, 'NOT_FOUND');
+  });
+});

@@ -1,0 +1,204 @@
+'use strict';
+/**
+ * Issue 5: every request node against every fault kind the simulator can inject. Each
+ * input msg must end in exactly one done() or done(err) (counted with a Complete and a
+ * Catch node), with the error code the fault calls for, and the node must keep working
+ * afterwards. A POST the gateway answered is never sent again; a POST refused with 429
+ * is sent again only after the wait, with its items intact and in order.
+ */
+const assert = require('node:assert/strict');
+const { helper, startSimulator, gatewayNode, load, until, DEMO_CREDS } = require('../helpers/harness');
+const { FAULT_KINDS } = require('../../dist/simulator/server');
+const { landedSpecs, outcomeFor, ledgerFlow, Ledger, configNode, credsFor } = require('../helpers/faults');
+
+// Every fault kind of the simulator but the plain 'status' and 'echo' (the secrets test's).
+const KINDS = FAULT_KINDS.filter((k) => k !== 'status' && k !== 'echo');
+
+/** Totals for the report (printed once at the end). */
+const figures = { faults: 0, msgs: 0 };
+
+describe('reliability: injected faults, per node type', function () {
+  this.timeout(60000);
+  let sim;
+  before(async function () {
+    await new Promise((r) => helper.startServer(r));
+  });
+  after(async function () {
+    await new Promise((r) => helper.stopServer(r));
+    console.log(`      [figures] faults injected: ${figures.faults}, msgs accounted for: ${figures.msgs}`);
+  });
+  beforeEach(async function () {
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, app: { rateLimitCalls: 0 }, broker: { rateLimitCalls: 0 } });
+  });
+  afterEach(async function () {
+    figures.faults += sim.server.injectedTotal;
+    await helper.unload();
+    await sim.close();
+  });
+
+  // A limiter window of 1 s: a 429 without Retry-After waits it out.
+  const gwProps = () => ({ rateLimitCalls: 1000, rateLimitWindowSeconds: 1, timeoutSeconds: 2 });
+
+  for (const spec of landedSpecs()) {
+    it(`${spec.label ?? spec.type}: each fault kind ends each msg once with the right outcome, then the node still works`, async function () {
+      sim.terminal.seedBacklog(5);
+      const n = await load(ledgerFlow(configNode(spec, sim, gatewayNode, gwProps()), spec), credsFor(spec, DEMO_CREDS));
+      const ledger = new Ledger(n, spec.outputs);
+      const dut = n.get('dut');
+      const rids = [];
+      let i = 0;
+      const run = async (rid, msg) => {
+        rids.push(rid);
+        dut.receive({ ...msg, rid });
+        await until(() => ledger.endedCount([rid]) >= 1, 20000, `msg ${rid} to end`);
+        return ledger.assertEachEndedOnce([rid])[rid];
+      };
+      for (const kind of KINDS) {
+        if (spec.type === 'iotgw-status-poller') await run(`${kind}-reset`, { payload: { fromUTC: '2000-01-01 00:00:00' } });
+        const before = sim.server.callsTo(spec.route).length;
+        const fault = sim.inject({ route: spec.route, kind, retryAfter: kind === 'rate-limit' ? 1 : undefined, sizeBytes: 40 * 1024 * 1024 });
+        const got = await run(`${kind}-fault`, spec.validMsg(i++));
+        assert.equal(got, outcomeFor(spec, kind), `${spec.type} under ${kind}: ended with ${got}`);
+        assert.equal(fault.hits, 1, `${kind} was injected`);
+        const calls = sim.server.callsTo(spec.route).slice(before);
+        if (spec.method !== 'GET' && ['server-error', 'reset', 'slow', 'malformed-json', 'html', 'oversized'].includes(kind)) {
+          assert.equal(calls.length, 1, `${kind}: a POST the gateway answered is not sent again`);
+        }
+        if (kind === 'rate-limit' || kind === 'unavailable') {
+          assert.equal(calls.length, 2, `${kind}: sent again once`);
+          assert.equal(calls[1].body, calls[0].body, `${kind}: the same items in the same order`);
+          // Retry-After: 1 s; without it the group window (1 s) or, for calls outside any
+          // throttle group, the first backoff step (1 s +-25 %).
+          const least = kind === 'rate-limit' ? 990 : 740;
+          assert.ok(calls[1].at - calls[0].at >= least, `${kind}: sent again only after the wait (${calls[1].at - calls[0].at} ms)`);
+        }
+        if (kind === 'int64-edges' && spec.type === 'iotgw-terminal-mode') {
+          const ids = ledger.sent.filter((m) => m.rid === `${kind}-fault`).flatMap((m) => m.payload.map((r) => r.ID));
+          assert.deepEqual(ids, ['9223372036854775807'], 'the int64 edge came out exact');
+        }
+        // The node keeps working after the fault.
+        assert.equal(await run(`${kind}-after`, spec.validMsg(i++)), 'ok', `${spec.type} works again after ${kind}`);
+      }
+      if (spec.type === 'iotgw-status-poller') {
+        // The records of the int64-edges poll came out with exact IDs.
+        const edgeBatches = ledger.sent.filter((m) => Array.isArray(m.payload) && m.payload.some((r) => r.ID === '9223372036854775807'));
+        assert.ok(edgeBatches.length >= 1, 'records with int64-edge IDs were emitted exactly');
+        assert.deepEqual(edgeBatches[0].payload.map((r) => r.ID).slice(0, 3), ['9223372036854775807', '9223372036854775806', 9007199254740991]);
+      }
+      assert.equal(sim.server.faults.length, 0, 'every fault was used');
+      ledger.assertEachEndedOnce(rids);
+      figures.msgs += rids.length;
+    });
+  }
+
+  for (const spec of landedSpecs()) {
+    it(`${spec.label ?? spec.type}: a chaos run with random faults on 40% of calls accounts for every msg`, async function () {
+      const allowed = new Set(['ok', 'HTTP_ERROR', 'NETWORK', 'BAD_RESPONSE', 'RATE_LIMITED']);
+      const n = await load(ledgerFlow(configNode(spec, sim, gatewayNode, { ...gwProps(), maxRetries: 2 }), spec), credsFor(spec, DEMO_CREDS));
+      const ledger = new Ledger(n, spec.outputs);
+      const dut = n.get('dut');
+      sim.inject({
+        route: spec.route,
+        times: Infinity,
+        probability: 0.4,
+        seed: 5,
+        retryAfter: 0,
+        kinds: ['rate-limit', 'unavailable', 'server-error', 'reset', 'malformed-json', 'truncated-json', 'html', 'content-type', 'wrong-types', 'extra-fields', 'token-expiry'],
+      });
+      const rids = [];
+      // Waves of 3 msgs, so that most msgs get a call of their own. GETs retry 5xx and
+      // resets with a backoff of 1 s and more, so their run is shorter.
+      const waves = spec.method === 'GET' ? 12 : 50;
+      for (let wave = 0; wave < waves; wave++) {
+        const ridsOfWave = [];
+        for (let k = 0; k < 3; k++) {
+          const rid = `c${wave}-${k}`;
+          ridsOfWave.push(rid);
+          dut.receive({ ...spec.validMsg(wave * 3 + k), rid });
+        }
+        rids.push(...ridsOfWave);
+        await until(() => ledger.endedCount(ridsOfWave) >= ridsOfWave.length, 30000, `wave ${wave} to end`);
+      }
+      const outcomes = ledger.assertEachEndedOnce(rids);
+      const tally = {};
+      for (const o of Object.values(outcomes)) tally[o] = (tally[o] ?? 0) + 1;
+      for (const o of Object.keys(tally)) assert.ok(allowed.has(o), `unexpected outcome ${o}`);
+      assert.ok(sim.server.injectedTotal >= (spec.method === 'GET' ? 8 : 15), `faults were injected (${sim.server.injectedTotal})`);
+      assert.ok(tally.ok > 0, 'some msgs got through');
+      // After the chaos the node works.
+      sim.server.clearFaults();
+      dut.receive({ ...spec.validMsg(400), rid: 'calm' });
+      await until(() => ledger.endedCount(['calm']) === 1, 10000, 'the calm msg');
+      assert.equal(ledger.assertEachEndedOnce(['calm']).calm, 'ok');
+      if (spec.method !== 'GET') {
+        // No POST the gateway handled was sent twice: every handled item ID is unique.
+        const bodies = sim.server.callsTo(spec.route).filter((c) => c.status >= 200 && c.status < 300).map((c) => c.rawUrl + ' ' + c.body);
+        assert.equal(new Set(bodies).size, bodies.length, 'no answered POST body was sent again');
+      }
+      figures.msgs += rids.length + 1;
+    });
+  }
+
+  it('iotgw-terminal-mode: 429 with and without Retry-After resends each batch after the wait, items intact and in order, each item accepted once', async function () {
+    sim.terminal.configure({ acceptUnknownTerminals: true });
+    const spec = landedSpecs().find((s) => s.type === 'iotgw-terminal-mode');
+    const n = await load(ledgerFlow(gatewayNode(sim, gwProps()), spec, { lingerMs: 30 }));
+    const ledger = new Ledger(n, 2);
+    const dut = n.get('dut');
+    sim.inject({ route: 'terminal/mode', kind: 'rate-limit', retryAfter: 1 });
+    sim.inject({ route: 'terminal/mode', kind: 'rate-limit', skip: 1 }); // the second call: no Retry-After
+    sim.inject({ route: 'terminal/mode', kind: 'unavailable', skip: 2 });
+    const dests = Array.from({ length: 250 }, (_, i) => `3${String(i).padStart(7, '0')}SKY${i.toString(16).toUpperCase().padStart(4, '0')}`);
+    const rids = dests.map((d, i) => {
+      dut.receive({ payload: { DestinationID: d, Mode: 0 }, rid: `m${i}` });
+      return `m${i}`;
+    });
+    await until(() => ledger.endedCount(rids) === 250, 30000, '250 msgs');
+    const outcomes = ledger.assertEachEndedOnce(rids);
+    assert.ok(Object.values(outcomes).every((o) => o === 'ok'));
+    const calls = sim.server.callsTo('terminal/mode');
+    const refused = calls.filter((c) => c.status !== 200);
+    const accepted = calls.filter((c) => c.status === 200);
+    assert.equal(refused.length, 3);
+    // Each refused body went out again, unchanged, after at least the wait (1 s Retry-After, or the 1 s window).
+    for (const r of refused) {
+      const again = accepted.find((c) => c.body === r.body && c.at > r.at);
+      assert.ok(again, 'the refused batch was sent again with the same items in the same order');
+      assert.ok(again.at - r.at >= 990, `resent after ${again.at - r.at} ms`);
+    }
+    const batches = accepted.map((c) => JSON.parse(c.body).map((it) => it.DestinationID));
+    // Within each call the items keep their input order. (A refused batch waits behind the
+    // batches already queued for the SEND slot, so calls may complete in another order.)
+    for (const b of batches) assert.deepEqual(b, [...b].sort((x, y) => dests.indexOf(x) - dests.indexOf(y)), 'items in input order within a call');
+    assert.deepEqual(batches.flat().sort(), [...dests].sort(), 'every item accepted exactly once');
+    for (const m of ledger.sent) assert.equal(m.payload[0].DestinationID, dests[Number(m.rid.slice(1))], 'each msg got its own result');
+    assert.equal(sim.terminal.counters.submitted, 250);
+    figures.msgs += 250;
+  });
+
+  it('iotgw-cancel: a POST answered then cut (reset after handling, 500 after handling, reply slower than the timeout) is never sent again', async function () {
+    const spec = landedSpecs().find((s) => s.type === 'iotgw-cancel');
+    const n = await load(ledgerFlow(gatewayNode(sim, gwProps()), spec));
+    const ledger = new Ledger(n, 1);
+    const dut = n.get('dut');
+    const cases = [
+      { kind: 'reset', phase: 'after', code: 'NETWORK' },
+      { kind: 'server-error', phase: 'after', status: 500, code: 'HTTP_ERROR' },
+      { kind: 'slow', phase: 'after', code: 'TIMEOUT' },
+      { kind: 'truncated-json', code: 'BAD_RESPONSE' },
+    ];
+    for (const [k, c] of cases.entries()) {
+      const before = sim.terminal.counters.cancelled;
+      sim.inject({ route: 'terminal/cancel', ...c, body: c.kind === 'server-error' ? { Message: 'boom' } : undefined });
+      // Cancel a message that exists, so that handling it changes the gateway's state.
+      sim.terminal.messages.set(String(5000 + k), { id: BigInt(5000 + k), account: 'demo', terminal: '01000001SKYA001', mode: 0, wakeup: 0, createdAt: Date.now(), createSec: 0, state: 0, closed: false });
+      const calls0 = sim.server.callsTo('terminal/cancel').length;
+      dut.receive({ payload: 5000 + k, rid: `x${k}` });
+      await until(() => ledger.endedCount([`x${k}`]) === 1, 10000);
+      assert.equal(ledger.assertEachEndedOnce([`x${k}`])[`x${k}`], c.code, c.kind);
+      assert.equal(sim.server.callsTo('terminal/cancel').length - calls0, 1, `${c.kind}: sent once`);
+      assert.equal(sim.terminal.counters.cancelled - before, 1, `${c.kind}: the gateway handled it once`);
+    }
+    figures.msgs += cases.length;
+  });
+});

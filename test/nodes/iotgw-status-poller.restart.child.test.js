@@ -1,0 +1,173 @@
+'use strict';
+/**
+ * Issues 5 and 20: the status poller's mark with Node-RED's DEFAULT settings (no
+ * contextStorage: the default context store is memory), kept by the poller's own durable
+ * file under the user directory and written with every reply, against a real Node-RED
+ * child process stopped in the middle of draining a large backlog from the strict
+ * simulator (FromUTC inclusive, 100 records a second, 500 a reply):
+ * - redeploy (full deploy over the admin API): no record lost, none repeated;
+ * - clean restart (SIGINT, then start again): no record lost, none repeated;
+ * - hard kill (SIGKILL, then start again): no record lost, at most one reply (500) repeated;
+ * - a {fromUTC} reset, then a hard kill: the reset position is where the poller resumes.
+ * The simulator runs in this process; records go to a file through a synchronous write.
+ */
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { startSimulator } = require('../../dist/simulator');
+const { ChildRed, makeUserDir, waitFor, recordLines, childGateway, statusPoller, appendNode } = require('../helpers/child-red');
+
+const BACKLOG = 60000; // 150 full replies of 500 (each reply's last second comes again)
+const REPLY = 500;
+
+function flows(sim) {
+  return [
+    { id: 'tab1', type: 'tab', label: 'restart test' },
+    childGateway(sim),
+    statusPoller('append1'),
+    appendNode('append1', "msg.topic + ' ' + msg.payload.StatusUTC"),
+  ];
+}
+
+const readRecords = (file) => recordLines(file).map(([id, day, time]) => ({ id, utc: `${day} ${time}` }));
+
+function lineCount(file) {
+  if (!fs.existsSync(file)) return 0;
+  const buf = fs.readFileSync(file);
+  let n = 0;
+  for (let i = 0; i < buf.length; i++) if (buf[i] === 10) n++;
+  return n;
+}
+
+/** The mark as the poller's own file has it on disk (undefined before the first write). */
+function markOnDisk(userDir) {
+  const f = path.join(userDir, 'iotgw-feeds', 'status-poller-poller1.json');
+  try {
+    return JSON.parse(fs.readFileSync(f, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every backlog ID exactly accounted for: returns {unique, duplicates, missing}. */
+function tally(records, sim) {
+  const base = 10_000_000_000n;
+  const seen = new Map();
+  for (const r of records) seen.set(r.id, (seen.get(r.id) ?? 0) + 1);
+  let missing = 0;
+  for (let i = 0n; i < BigInt(BACKLOG); i++) if (!seen.has(String(base + i))) missing++;
+  void sim;
+  return { unique: seen.size, duplicates: records.length - seen.size, missing };
+}
+
+const figures = {};
+
+describe('reliability: the status poller across redeploy, restart and hard kill (child Node-RED)', function () {
+  this.timeout(120000);
+  let sim;
+  let red;
+  let userDir;
+  let recordsFile;
+
+  beforeEach(async function () {
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
+    sim.terminal.seedBacklog(BACKLOG);
+    recordsFile = path.join(fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'iotgw-rec-')), 'records.txt');
+  });
+
+  async function startRed() {
+    userDir = makeUserDir({ recordsFile, defaultContext: true });
+    red = await new ChildRed(userDir).start();
+    const types = await red.nodeTypes();
+    assert.ok(types.includes('iotgw-status-poller'), 'the package is installed in the child Node-RED');
+  }
+
+  afterEach(async function () {
+    if (red && red.proc.exitCode === null && red.proc.signalCode === null) await red.kill('SIGKILL');
+    await sim.close();
+    if (userDir) fs.rmSync(userDir, { recursive: true, force: true });
+    fs.rmSync(path.dirname(recordsFile), { recursive: true, force: true });
+  });
+
+  after(function () {
+    console.log(`      [figures] ${JSON.stringify(figures)}`);
+  });
+
+  async function drainToEnd() {
+    await waitFor(() => lineCount(recordsFile) >= BACKLOG, 60000, 'the backlog to drain');
+    // One more poll interval and a bit: nothing else may arrive.
+    await new Promise((r) => setTimeout(r, 2500));
+    return readRecords(recordsFile);
+  }
+
+  it('redeploy in the middle of the drain: nothing lost, nothing repeated', async function () {
+    await startRed();
+    await red.deploy(flows(sim));
+    await waitFor(() => lineCount(recordsFile) >= BACKLOG / 3, 60000, 'a third of the backlog');
+    await red.deploy(flows(sim)); // full redeploy: every node is closed and started again
+    const atRedeploy = lineCount(recordsFile);
+    const t = tally(await drainToEnd(), sim);
+    figures.redeploy = { atRedeploy, ...t };
+    assert.ok(atRedeploy < BACKLOG, 'the redeploy came in the middle of the drain');
+    assert.equal(t.missing, 0, 'no record lost');
+    assert.equal(t.duplicates, 0, 'no record repeated');
+  });
+
+  it('clean restart (SIGINT) in the middle of the drain: nothing lost, nothing repeated', async function () {
+    await startRed();
+    await red.deploy(flows(sim));
+    await waitFor(() => lineCount(recordsFile) >= BACKLOG / 3, 60000, 'a third of the backlog');
+    const exit = await red.kill('SIGINT');
+    const atStop = lineCount(recordsFile);
+    assert.ok(atStop < BACKLOG, 'stopped in the middle of the drain');
+    assert.equal(exit.signal === 'SIGKILL', false);
+    assert.ok(markOnDisk(userDir), 'the mark is on disk');
+    await red.start();
+    const t = tally(await drainToEnd(), sim);
+    figures.cleanRestart = { atStop, ...t };
+    assert.equal(t.missing, 0, 'no record lost');
+    assert.equal(t.duplicates, 0, 'no record repeated');
+  });
+
+  it("hard kill (SIGKILL) in the middle of the drain, Node-RED's default context settings: nothing lost, at most one reply repeated", async function () {
+    await startRed();
+    await red.deploy(flows(sim));
+    await waitFor(() => lineCount(recordsFile) >= BACKLOG / 3, 60000, 'a third of the backlog');
+    await red.kill('SIGKILL');
+    const before = readRecords(recordsFile);
+    const mark = markOnDisk(userDir);
+    assert.ok(before.length < BACKLOG, 'killed in the middle of the drain');
+    assert.ok(mark, 'a mark reached the disk before the kill');
+    assert.match(mark.fromUtc, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+    await red.start();
+    const all = await drainToEnd();
+    const t = tally(all, sim);
+    const counts = new Map();
+    for (const r of all) counts.set(r.id, (counts.get(r.id) ?? 0) + 1);
+    const repeated = [...counts].filter(([, c]) => c > 1).map(([id]) => id);
+    figures.hardKill = { atKill: before.length, persistedMark: mark.fromUtc, ...t };
+    assert.equal(t.missing, 0, 'no record lost');
+    assert.ok(t.duplicates <= REPLY, `at most one reply repeated (${t.duplicates})`);
+    assert.ok(repeated.every((id) => counts.get(id) === 2), 'a record repeats at most once');
+    // Only records at or after the persisted mark's second can repeat.
+    const ids = new Map(before.map((r) => [r.id, r.utc]));
+    assert.ok(repeated.every((id) => ids.get(id) >= mark.fromUtc), 'only records at or after the persisted mark repeat');
+  });
+
+  it('a {fromUTC} reset is where the poller resumes after a hard kill', async function () {
+    await startRed();
+    const f = flows(sim);
+    f.find((n) => n.id === 'poller1').autoStart = false;
+    f.push({ id: 'inject1', z: 'tab1', type: 'inject', props: [{ p: 'payload' }], payload: '{"fromUTC":"2001-02-03 04:05:06"}', payloadType: 'json', once: true, onceDelay: 0.1, repeat: '', wires: [['poller1']] });
+    await red.deploy(f);
+    await waitFor(() => markOnDisk(userDir) !== undefined, 10000, 'the reset mark on disk');
+    assert.equal(markOnDisk(userDir).fromUtc, '2001-02-03 04:05:06');
+    await red.deploy(flows(sim).map((n) => (n.id === 'poller1' ? { ...n, autoStart: false } : n))); // the inject is gone
+    await red.kill('SIGKILL');
+    await red.start();
+    assert.equal(sim.server.callsTo('terminal/status').length, 0, 'no poll yet');
+    await red.deploy(flows(sim)); // autoStart again
+    await waitFor(() => sim.server.callsTo('terminal/status').length >= 1, 10000, 'the first poll');
+    assert.equal(new URLSearchParams(sim.server.callsTo('terminal/status')[0].query).get('FromUTC'), '2001-02-03 04:05:06', 'resumed from the reset position');
+  });
+});

@@ -1,0 +1,111 @@
+'use strict';
+/**
+ * The shape of the tree (issue 14): src/lib never imports src/nodes, and no import circle
+ * anywhere in src/ (type-only imports count: a circle of types is still a circle to read).
+ * Reads the TypeScript sources as text; the graph walk is written here, no dependency.
+ */
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const SRC = path.join(__dirname, '..', '..', 'src');
+
+function listTs(dir) {
+  const out = [];
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...listTs(p));
+    else if (e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')) out.push(p);
+  }
+  return out;
+}
+
+/** Module specifiers of `import … from`, `export … from`, `import '…'`, `import(…)`, `require(…)`. */
+function specifiers(text) {
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const out = [];
+  const res = [
+    /\b(?:import|export)\s+(?:type\s+)?[^'";]*?\bfrom\s*['"]([^'"]+)['"]/g,
+    /\bimport\s*['"]([^'"]+)['"]/g,
+    /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
+    /\brequire\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
+  ];
+  for (const re of res) for (const m of code.matchAll(re)) out.push(m[1]);
+  return out;
+}
+
+/** Resolves a relative specifier to a file of `files`, or undefined (a package). */
+function resolve(from, spec, files) {
+  if (!spec.startsWith('.')) return undefined;
+  const base = path.resolve(path.dirname(from), spec);
+  for (const c of [base, `${base}.ts`, path.join(base, 'index.ts')]) if (files.has(c)) return c;
+  throw new Error(`${path.relative(SRC, from)}: import '${spec}' resolves to no file`);
+}
+
+function importGraph(root) {
+  const list = listTs(root);
+  const files = new Set(list);
+  const graph = new Map();
+  for (const f of list) {
+    const deps = new Set();
+    for (const s of specifiers(fs.readFileSync(f, 'utf8'))) {
+      const r = resolve(f, s, files);
+      if (r) deps.add(r);
+    }
+    graph.set(f, [...deps]);
+  }
+  return graph;
+}
+
+/** Every import circle (as a list of nodes, first repeated last), by a depth-first walk. */
+function findCircles(graph) {
+  const state = new Map(); // undefined: new, 1: on the path, 2: done
+  const stack = [];
+  const circles = [];
+  const visit = (n) => {
+    state.set(n, 1);
+    stack.push(n);
+    for (const d of graph.get(n) ?? []) {
+      if (state.get(d) === 1) circles.push([...stack.slice(stack.indexOf(d)), d]);
+      else if (!state.get(d)) visit(d);
+    }
+    stack.pop();
+    state.set(n, 2);
+  };
+  for (const n of graph.keys()) if (!state.get(n)) visit(n);
+  return circles;
+}
+
+const rel = (f) => path.relative(SRC, f).split(path.sep).join('/');
+
+describe('architecture: the import graph of src/', function () {
+  const graph = importGraph(SRC);
+
+  it('reads the imports it should (the walk sees lib, nodes and simulator files and their edges)', function () {
+    const keys = [...graph.keys()].map(rel);
+    for (const f of ['lib/transport/http.ts', 'nodes/iotgw-gateway.ts', 'simulator/areas.ts', 'index.ts']) assert.ok(keys.includes(f), f);
+    const gw = graph.get(path.join(SRC, 'nodes', 'iotgw-gateway.ts')).map(rel);
+    assert.ok(gw.includes('lib/transport/http.ts'), `iotgw-gateway.ts imports lib/transport/http.ts: ${gw.join(', ')}`);
+    assert.deepEqual(specifiers("import type { A } from './a';\nexport { b } from \"./b\";\nconst c = require('./c');\n// import x from './no'\n"), ['./a', './b', './c']);
+  });
+
+  it('the circle finder finds a circle when there is one, and none in a tree', function () {
+    const g = new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]);
+    assert.deepEqual(findCircles(g), [['a', 'b', 'c', 'a']]);
+    assert.deepEqual(findCircles(new Map([['a', ['b', 'c']], ['b', ['c']], ['c', []]])), []);
+  });
+
+  it('src/lib imports nothing from src/nodes', function () {
+    const bad = [];
+    for (const [f, deps] of graph) {
+      if (!rel(f).startsWith('lib/')) continue;
+      for (const d of deps) if (rel(d).startsWith('nodes/')) bad.push(`${rel(f)} -> ${rel(d)}`);
+    }
+    assert.deepEqual(bad, [], 'lib must not import node files; move the shared helper into src/lib');
+  });
+
+  it('no import circle anywhere in src/', function () {
+    const circles = findCircles(graph).map((c) => c.map(rel).join(' -> '));
+    assert.deepEqual(circles, []);
+  });
+});

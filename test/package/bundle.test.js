@@ -1,0 +1,112 @@
+'use strict';
+/**
+ * The published package is the esbuild bundle (scripts/bundle.js, run by npm run build):
+ * what `npm pack` would ship, the node shims, the API entry and the simulator bin.
+ * (Installed size, start time and idle memory are measured by `npm run bench -- footprint`.)
+ */
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const pkg = require('../../package.json');
+
+describe('the bundled package', function () {
+  this.timeout(60000);
+
+  it('npm pack ships the bundle, the editor files and the shims; no sources, typings or source maps', function () {
+    // Scripts off (the env form: the flag alone still runs prepare): the test must not rebuild dist/ under other tests.
+    // npx (mocha's launcher) leaves npm_* settings in the environment that turn scripts back on: drop them.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.toLowerCase().startsWith('npm_')));
+    env.npm_config_ignore_scripts = 'true';
+    // ...and the npm some devDependency puts in node_modules/.bin (npx puts it first on PATH): the system's npm packs.
+    env.PATH = (process.env.PATH || '').split(path.delimiter).filter((d) => !d.includes(`node_modules${path.sep}.bin`)).join(path.delimiter);
+    const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const files = JSON.parse(out)[0].files.map((f) => f.path);
+    for (const f of ['dist/bundle/nodes.js', 'dist/bundle/index.js', 'dist/bundle/cli.js', 'package.json']) assert.ok(files.includes(f), `${f} is not packed`);
+    for (const file of Object.values(pkg['node-red'].nodes)) {
+      assert.ok(files.includes(file), `${file} is not packed`);
+      assert.ok(files.includes(file.replace(/\.js$/, '.html')), `${file.replace(/\.js$/, '.html')} is not packed`);
+    }
+    const stray = files.filter((f) => f !== 'types/index.d.ts').filter((f) => /\.(map|ts|cts|mts)$/.test(f) || f.startsWith('src/') || (f.startsWith('dist/') && !f.startsWith('dist/bundle/')));
+    assert.deepEqual(stray, []);
+    assert.deepEqual(Object.keys(pkg.dependencies || {}), [], 'every runtime dependency is bundled');
+  });
+
+  it('every node shim loads its node from the bundle', function () {
+    for (const [type, file] of Object.entries(pkg['node-red'].nodes)) {
+      const text = require('node:fs').readFileSync(path.join(ROOT, file), 'utf8');
+      assert.match(text, /require\('\.\.\/dist\/bundle\/nodes\.js'\)/, `${file} does not load the bundle`);
+      assert.equal(typeof require(path.join(ROOT, file)), 'function', `${type}: not a node module`);
+    }
+  });
+
+  it('Node-RED loads only the registrar at start: core.js with the first node of ours, undici.js with its first request, ioredis.js with a Redis connection', function () {
+    // A child process: a fresh module cache and a real Node-RED runtime (the test helper).
+    const child = `
+      const path = require('node:path');
+      const helper = require('node-red-node-test-helper');
+      helper.init(require.resolve('node-red'));
+      const ROOT = ${JSON.stringify(ROOT)};
+      const pkg = require(path.join(ROOT, 'package.json'));
+      const shims = Object.values(pkg['node-red'].nodes).map((p) => require(path.join(ROOT, p)));
+      const loaded = () => Object.keys(require.cache).filter((f) => f.includes(path.join('dist', 'bundle'))).map((f) => path.basename(f)).sort();
+      const out = {};
+      const load = (flow) => new Promise((resolve, reject) => helper.load(shims, flow, { gw: { clientId: 'c', clientSecret: 's' } }, resolve).catch(reject));
+      (async () => {
+        await new Promise((r) => helper.startServer(r));
+        await load([]);
+        out.emptyFlow = loaded();
+        await helper.unload();
+        await load([
+          { id: 'gw', type: 'iotgw-gateway', baseUrl: 'http://127.0.0.1:9', rateLimitCalls: 0 },
+          { id: 'tab', type: 'tab' },
+          { id: 'm', z: 'tab', type: 'iotgw-terminal-mode', gateway: 'gw', wires: [[], []] },
+        ]);
+        const m = helper.getNode('m');
+        out.created = Boolean(m && m.type === 'iotgw-terminal-mode' && typeof m.receive === 'function');
+        out.withFlow = loaded();
+        // One call (to a closed port: the request is made, the connection refused).
+        m.receive({ payload: { DestinationID: '01000001SKYA001', Mode: 1, WakeupInterval: 3 } });
+        for (let t = 0; t < 1000 && !loaded().includes('undici.js'); t++) await new Promise((r) => setTimeout(r, 20));
+        out.afterCall = loaded();
+        await helper.unload();
+        await new Promise((r) => helper.stopServer(r));
+        process.stdout.write(JSON.stringify(out));
+        process.exit(0);
+      })().catch((e) => { console.error(e); process.exit(1); });`;
+    const out = JSON.parse(execFileSync(process.execPath, ['-e', child], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 50000 }));
+    assert.deepEqual(out.emptyFlow, ['nodes.js'], 'a Node-RED without a flow of ours loads only the registrar');
+    assert.equal(out.created, true, 'the node of the flow was created from core.js');
+    assert.deepEqual(out.withFlow, ['core.js', 'nodes.js'], 'a flow that has sent nothing loads core.js, neither undici.js nor ioredis.js');
+    assert.deepEqual(out.afterCall, ['core.js', 'nodes.js', 'undici.js'], 'the first request loads undici.js');
+  });
+
+  it('the registrar registers each type with the options of its real register function (credentials)', function () {
+    const record = (mod) => {
+      const seen = [];
+      mod({ nodes: { registerType: (type, _ctor, opts) => seen.push({ type, opts: opts || null }) } });
+      return seen;
+    };
+    const core = require(path.join(ROOT, 'dist/bundle/core.js'));
+    for (const [type, file] of Object.entries(pkg['node-red'].nodes)) {
+      assert.deepEqual(record(require(path.join(ROOT, file))), record(core[type]), type);
+    }
+    assert.deepEqual(record(require(path.join(ROOT, 'nodes/iotgw-gateway.js')))[0].opts.credentials.clientSecret, { type: 'password' });
+  });
+
+  it('main gives startSimulator and the error codes; the iotgw-simulator bin starts and answers', async function () {
+    const api = require(path.join(ROOT, pkg.main));
+    assert.equal(typeof api.startSimulator, 'function');
+    assert.ok(api.ERROR_CODES.includes('BAD_INPUT'));
+    const sim = await api.startSimulator({});
+    try {
+      const res = await fetch(`${sim.url}/api/v1.0/terminal/mode`, { method: 'POST', body: '[]', headers: { 'content-type': 'application/json' } });
+      assert.equal(res.status, 401, 'the bundled simulator refuses a call without a token');
+    } finally {
+      await sim.close();
+    }
+    const help = execFileSync(process.execPath, [path.join(ROOT, pkg.bin['iotgw-simulator']), '--help'], { encoding: 'utf8' });
+    assert.match(help, /Usage: iotgw-simulator/);
+  });
+});

@@ -1,0 +1,105 @@
+'use strict';
+/**
+ * The README's install route, word for word (issue 15). Not a *.test.js file: `npm test`
+ * does not run it (it packs, installs from the npm registry into a fresh directory and
+ * starts a Node-RED: slow and needs the network); .ci/run runs it on its own line:
+ *
+ *   node_modules/.bin/mocha --no-config --timeout 600000 --exit test/package/install-route.ci.js
+ *
+ * It copies the checkout (as a fresh clone would be, with this checkout's node_modules as
+ * after `npm ci`), runs the README's block between the install-route markers with HOME set
+ * to a fresh directory (so `~/.node-red` is a fresh Node-RED user directory), starts
+ * Node-RED on that user directory and checks that every node type of package.json
+ * registers from the installed package, without errors.
+ */
+const assert = require('node:assert/strict');
+const { execFileSync, spawn } = require('node:child_process');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const PKG = require('../../package.json');
+
+function readmeBlock() {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const m = /<!-- install-route:begin[^>]*-->\s*```sh\n([\s\S]*?)```\s*<!-- install-route:end -->/.exec(readme);
+  assert.ok(m, 'README.md has the install-route block');
+  return m[1];
+}
+
+async function freePort() {
+  const s = net.createServer();
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address();
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+describe("the README's install route (packed tarball into a fresh ~/.node-red)", function () {
+  let tmp;
+  let red;
+  before(function () {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-install-'));
+  });
+  after(async function () {
+    if (red && red.exitCode === null) {
+      red.kill('SIGTERM');
+      await new Promise((r) => red.once('exit', r));
+    }
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('installs with the README commands and Node-RED registers every node type', async function () {
+    const block = readmeBlock();
+    // A copy of the checkout as a clone has it (no build output, no local state) ...
+    const clone = path.join(tmp, 'clone');
+    fs.mkdirSync(clone);
+    const skip = new Set(['node_modules', '.git', 'dist', '.node-red-dev', 'artifacts', 'out', 'coverage']);
+    fs.cpSync(ROOT, clone, { recursive: true, filter: (src) => !skip.has(path.basename(src)) && !src.endsWith('.tgz') });
+    // ... after `npm ci` (this checkout's dependencies, linked, not reinstalled).
+    fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(clone, 'node_modules'));
+    const home = path.join(tmp, 'home');
+    fs.mkdirSync(home);
+    const npmEnv = {};
+    // A fresh HOME, but the machine's npm settings and cache (registry, proxy, mirrors).
+    for (const k of ['userconfig', 'cache']) npmEnv[`npm_config_${k}`] = execFileSync('npm', ['config', 'get', k], { encoding: 'utf8' }).trim();
+    const env = { ...process.env, ...npmEnv, HOME: home };
+    execFileSync('bash', ['-euo', 'pipefail', '-c', block], { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 540000 });
+
+    const userDir = path.join(home, '.node-red');
+    const installed = path.join(userDir, 'node_modules', ...PKG.name.split('/'));
+    assert.ok(fs.existsSync(path.join(installed, PKG.main)), `the tarball holds ${PKG.main} (the bundle)`);
+    assert.ok(!fs.lstatSync(installed).isSymbolicLink(), 'installed from the tarball, not linked');
+
+    // Node-RED on the fresh user directory (the devDependency's runtime).
+    const port = await freePort();
+    const redMain = require.resolve(`${process.env.IOTGW_NODE_RED_PATH || 'node-red'}/red.js`);
+    let log = '';
+    red = spawn(process.execPath, [redMain, '--userDir', userDir, '--port', String(port)], { env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    red.stdout.on('data', (d) => (log += d));
+    red.stderr.on('data', (d) => (log += d));
+    let sets;
+    const start = Date.now();
+    while (Date.now() - start < 60000) {
+      assert.equal(red.exitCode, null, `Node-RED exited:\n${log}`);
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/nodes`, { headers: { accept: 'application/json' } });
+        if (res.ok) {
+          sets = await res.json();
+          if (/Started flows|Server now running/.test(log)) break;
+        }
+      } catch {
+        /* not listening yet */
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.ok(sets, `Node-RED answered /nodes:\n${log}`);
+    const ours = sets.filter((s) => s.module === PKG.name);
+    const types = ours.flatMap((s) => s.types);
+    for (const type of Object.keys(PKG['node-red'].nodes)) assert.ok(types.includes(type), `${type} registered; log:\n${log}`);
+    for (const s of ours) assert.ok(s.enabled && !s.err, `${s.name}: ${s.err}`);
+    assert.doesNotMatch(log, /\[error\]/);
+  });
+});
