@@ -23,3 +23,9 @@ function thrown(fn) {
 }
 
 module.exports = { FIXTURES, DEMO_FILE, fixtureText, demoText, load, hex, thrown };
+
+/** An iotgw-definitions config node (id "defs") with pasted XML (the example file by default). */
+function definitionsNode(props = {}) {
+  return { id: 'defs', type: 'iotgw-definitions', name: '', xml: demoText(), file: '', ...props };
+}
+module.exports.definitionsNode = definitionsNode;

@@ -50,6 +50,12 @@ export function asBytes(v: unknown): Buffer | undefined {
   return undefined;
 }
 
+/** What nodes see of an `iotgw-definitions` config node. */
+export interface DefinitionsNode {
+  /** The loaded definitions; throws the deploy-time error (BAD_INPUT) when the file was refused. */
+  definitions(): Definitions;
+}
+
 export class Definitions {
   readonly services: ServiceDef[];
   private readonly byKey: Record<Direction, Map<number, CompiledMessage>> = { forward: new Map(), return: new Map() };
