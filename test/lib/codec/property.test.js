@@ -103,13 +103,23 @@ function objectOf(fields) {
   });
 }
 
+/** Loads a random definition; one the loader refuses for its size (nested fixed arrays over 10,000 bytes) is skipped. */
+function loadSpec(spec) {
+  try {
+    return load(fileXml(spec));
+  } catch (e) {
+    if (e.code === 'BAD_INPUT' && /a fixed array of more than 10,000 bytes/.test(e.message)) fc.pre(false);
+    throw e;
+  }
+}
+
 describe('codec: properties', function () {
   it('random definitions and values: encode then decode gives the same values', function () {
     fc.assert(
       fc.property(
         messageSpec.chain((spec) => objectOf(spec).map((v) => [spec, v])),
         ([spec, [input, expected]]) => {
-          const defs = load(fileXml(spec));
+          const defs = loadSpec(spec);
           const m = defs.find(200, 7, 'return');
           const bytes = m.encode(input);
           assert.equal(bytes[0], 200);
@@ -139,7 +149,7 @@ describe('codec: properties', function () {
       { numRuns: 2000 },
     );
     fc.assert(
-      fc.property(messageSpec, fc.uint8Array({ maxLength: 300 }), (spec, body) => check(load(fileXml(spec)), Buffer.concat([Buffer.from([200, 7]), body]))),
+      fc.property(messageSpec, fc.uint8Array({ maxLength: 300 }), (spec, body) => check(loadSpec(spec), Buffer.concat([Buffer.from([200, 7]), body]))),
       { numRuns: 300 },
     );
   });
