@@ -121,8 +121,9 @@ async function main() {
     sourcemap: false,
     metafile: true,
     logLevel: 'warning',
-    // Optional peers of bundled packages that are never installed here.
-    external: ['node-red', '@node-red/*'],
+    // Optional peers of bundled packages that are never installed here; saxes (the XML parser
+    // of iotgw-definitions) is a runtime dependency, required when a definitions node loads.
+    external: ['node-red', '@node-red/*', 'saxes'],
     plugins: [trim],
   };
   const builds = [

@@ -18,7 +18,7 @@ const ALL_NODES = [...OUR_NODES, ...CORE_NODES];
 const { DEMO_CREDS, gatewayNode } = require('./flows');
 
 /** Loads a flow into the real runtime; returns {get(id)}. */
-const CONFIG_TYPES = new Set(['iotgw-gateway', 'iotgw-app', 'tls-config']);
+const CONFIG_TYPES = new Set(['iotgw-gateway', 'iotgw-app', 'iotgw-definitions', 'tls-config']);
 
 function load(flow, credentials = { gw: DEMO_CREDS }) {
   // Flow nodes live on a tab (Catch nodes need one); config nodes stay global.

@@ -30,7 +30,7 @@ describe('the bundled package', function () {
     }
     const stray = files.filter((f) => f !== 'types/index.d.ts').filter((f) => /\.(map|ts|cts|mts)$/.test(f) || f.startsWith('src/') || (f.startsWith('dist/') && !f.startsWith('dist/bundle/')));
     assert.deepEqual(stray, []);
-    assert.deepEqual(Object.keys(pkg.dependencies || {}), [], 'every runtime dependency is bundled');
+    assert.deepEqual(Object.keys(pkg.dependencies || {}), ['saxes'], 'every runtime dependency is bundled but saxes (the XML parser of iotgw-definitions, loaded from node_modules)');
   });
 
   it('every node shim loads its node from the bundle', function () {
