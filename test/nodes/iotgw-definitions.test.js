@@ -56,7 +56,7 @@ describe('iotgw-definitions (config node)', function () {
       const saxes = () => Object.keys(require.cache).some((f) => f.includes('node_modules/saxes/'));
       const types = {};
       const RED = { nodes: { registerType: (t, ctor) => (types[t] = ctor), createNode: () => {} }, settings: {}, _: (k) => k };
-      const reg = require(${JSON.stringify(path.join(root, 'dist/bundle/nodes.js'))});
+      const reg = require(${JSON.stringify(path.join(root, 'dist/nodes.js'))});
       for (const k of Object.keys(reg)) reg[k](RED);
       const atStart = saxes();
       const node = { on() {}, log() {}, error() {} };
