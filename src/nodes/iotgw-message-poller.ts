@@ -24,7 +24,9 @@ import { throwOnCallError } from '../lib/api/gateway-errors';
 import { parseReply } from '../lib/api/terminal';
 import { decodeFields } from '../lib/api/cmf';
 import { z } from 'zod';
+import { createHash } from 'node:crypto';
 import { isGateway } from '../lib/node-red/guards';
+import { GatewayError } from '../lib/common/errors';
 
 export interface MessagePollerConfig extends NodeDef, PollerSettings {
   gateway: string;
@@ -50,7 +52,46 @@ export const fromMobileMessage = z
   })
   .loose();
 export type FromMobileMessage = z.infer<typeof fromMobileMessage>;
-export const reMessagesReply = z.object({ ErrorID: z.number().int().nullish(), NextFromUTC: z.string().nullish(), Messages: z.array(fromMobileMessage).nullish() }).loose();
+/** The reply; each message is checked on its own (`readMessage`): one bad message never blocks the feed. */
+export const reMessagesReply = z.object({ ErrorID: z.number().int().nullish(), NextFromUTC: z.string().nullish(), Messages: z.array(z.unknown()).nullish() }).loose();
+
+/**
+ * A message of a reply that breaks the API's rules (`ID: 1.5`, a string SIN...): it takes
+ * its place in the feed (its second moves the mark, its key is de-duplicated like any
+ * other), so it is reported once, with the raw record, and the rest of the reply goes out.
+ */
+export class MalformedMessage {
+  readonly key: string;
+  constructor(
+    readonly raw: unknown,
+    readonly why: string,
+  ) {
+    let text: string;
+    try {
+      text = JSON.stringify(raw) ?? String(raw);
+    } catch {
+      text = String(raw);
+    }
+    this.key = `malformed:${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
+  }
+  get time(): unknown {
+    const r = this.raw as { ReceiveUTC?: unknown; MessageUTC?: unknown } | null;
+    return r && typeof r === 'object' ? (r.ReceiveUTC ?? r.MessageUTC) : undefined;
+  }
+}
+export type FeedMessage = FromMobileMessage | MalformedMessage;
+
+/** One message of a reply: checked, or a MalformedMessage naming the first bad field. */
+export function readMessage(raw: unknown): FeedMessage {
+  const r = fromMobileMessage.safeParse(raw);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  return new MalformedMessage(raw, `${issue?.path.length ? issue.path.join('.') : '(message)'}: ${issue?.message ?? 'invalid'}`);
+}
+
+/** Standard base64 with padding, as the gateway writes RawPayload. */
+const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
+export const isBase64 = (s: string): boolean => s.length % 4 === 0 && BASE64_RE.test(s);
 
 /** A comma-separated filter setting -> the set of values, or undefined for "all". */
 export function listSetting(v: unknown): Set<string> | undefined {
@@ -62,7 +103,7 @@ export function listSetting(v: unknown): Set<string> | undefined {
 }
 
 /** A from-mobile message's identity: its ID (exact, whatever its JSON form). */
-export const messageKey = (m: FromMobileMessage): string => BigInt(m.ID).toString();
+export const messageKey = (m: FeedMessage): string => (m instanceof MalformedMessage ? m.key : BigInt(m.ID).toString());
 
 export default function register(RED: NodeAPI): void {
   const tp = pollerTexts(RED, 'iotgw-message-poller', 'messages');
@@ -80,11 +121,15 @@ export default function register(RED: NodeAPI): void {
     const decorate = (m: FromMobileMessage): { payload: FromMobileMessage; raw?: Buffer; fields?: Record<string, unknown> } => {
       const payload: FromMobileMessage = { ...m, ID: int64Out(BigInt(m.ID)) };
       const out: { payload: FromMobileMessage; raw?: Buffer; fields?: Record<string, unknown> } = { payload };
-      if (typeof m.RawPayload === 'string') out.raw = Buffer.from(m.RawPayload, 'base64');
+      if (typeof m.RawPayload === 'string') {
+        // Buffer.from skips what is not base64: that would be garbage bytes, silently.
+        if (isBase64(m.RawPayload)) out.raw = Buffer.from(m.RawPayload, 'base64');
+        else node.warn(`from-mobile message ${String(payload.ID)}: RawPayload is not base64 (${m.RawPayload.length} characters); msg.raw is left out, msg.payload.RawPayload is as received`);
+      }
       if (m.Payload && Array.isArray(m.Payload.Fields)) out.fields = decodeFields(m.Payload.Fields);
       return out;
     };
-    runPollerNode<FromMobileMessage>({
+    runPollerNode<FeedMessage>({
       RED,
       node,
       config,
@@ -95,8 +140,8 @@ export default function register(RED: NodeAPI): void {
       errorTopic: 'fromMobileMessages',
       key: messageKey,
       // The feed's seconds are those FromUTC selects on: ReceiveUTC (MessageUTC when absent).
-      time: (m) => m.ReceiveUTC ?? m.MessageUTC,
-      fetchPage: async (g, fromUtc, query, signal): Promise<FeedPage<FromMobileMessage>> => {
+      time: (m) => (m instanceof MalformedMessage ? m.time : (m.ReceiveUTC ?? m.MessageUTC)),
+      fetchPage: async (g, fromUtc, query, signal): Promise<FeedPage<FeedMessage>> => {
         const p = g.apiPath('get/re_messages');
         const res = await g.client().request({
           method: 'GET',
@@ -109,10 +154,19 @@ export default function register(RED: NodeAPI): void {
         });
         const reply = parseReply(reMessagesReply, res.body, `GET ${p}`);
         await throwOnCallError(g, reply.ErrorID, `GET ${p}`, res.statusCode, signal);
-        return { records: reply.Messages ?? [], nextFromUtc: reply.NextFromUTC };
+        return { records: (reply.Messages ?? []).map(readMessage), nextFromUtc: reply.NextFromUTC };
       },
       emit: (records, info) => {
-        const out = records.filter(keep).map(decorate);
+        const good: FromMobileMessage[] = [];
+        for (const r of records) {
+          if (!(r instanceof MalformedMessage)) {
+            good.push(r);
+            continue;
+          }
+          const err = new GatewayError('BAD_RESPONSE', `GET get/re_messages: a from-mobile message of the reply is malformed (${r.why}); it is skipped (msg.payload is the record as received), the rest of the reply goes out`);
+          node.error(err, { topic: 'fromMobileMessages', payload: r.raw, fromUTC: info.fromUtc } as unknown as NodeMessage);
+        }
+        const out = good.filter(keep).map(decorate);
         if (!out.length) return undefined;
         if (batchMode) {
           node.send({
