@@ -165,6 +165,7 @@ describe('iotgw-message-poller: faults of disk and gateway', function () {
       assert.deepEqual([...new Set(list)].sort(), [...all].sort(), 'none skipped');
       const repeated = dupes(list);
       assert.ok(repeated > 0 && repeated <= 500, `${repeated} repeated: at most the one reply in flight`);
+      this.test.title += ` (${repeated} repeated)`;
     });
   });
 
