@@ -28,11 +28,11 @@ import { int64Out } from '../lib/common/int64';
 import { useConfigNode } from '../lib/node-red/node-kit';
 import type { Query } from '../lib/transport/http';
 import { getMessagePage } from '../lib/api/clients/terminal';
-import type { FromMobileMessage } from '../lib/api/terminal';
+import { MalformedMessage, isBase64, type FromMobileMessage, type FeedMessage } from '../lib/api/terminal';
 import { decodeFields } from '../lib/api/cmf';
 import { isDefinitions, isGateway } from '../lib/node-red/guards';
 import { toCmf, type Definitions } from '../lib/codec';
-import { toGatewayError } from '../lib/common/errors';
+import { GatewayError, toGatewayError } from '../lib/common/errors';
 
 export interface MessagePollerConfig extends NodeDef, PollerSettings {
   gateway: string;
@@ -47,7 +47,7 @@ export interface MessagePollerConfig extends NodeDef, PollerSettings {
   definitions?: string;
 }
 
-export { fromMobileMessage, reMessagesReply, type FromMobileMessage } from '../lib/api/terminal';
+export { fromMobileMessage, reMessagesReply, MalformedMessage, readMessage, isBase64, type FromMobileMessage, type FeedMessage } from '../lib/api/terminal';
 
 /** A comma-separated filter setting -> the set of values, or undefined for "all". */
 export function listSetting(v: unknown): Set<string> | undefined {
@@ -59,7 +59,7 @@ export function listSetting(v: unknown): Set<string> | undefined {
 }
 
 /** A from-mobile message's identity: its ID (exact, whatever its JSON form). */
-export const messageKey = (m: FromMobileMessage): string => BigInt(m.ID).toString();
+export const messageKey = (m: FeedMessage): string => (m instanceof MalformedMessage ? m.key : BigInt(m.ID).toString());
 
 export default function register(RED: NodeAPI): void {
   const tp = pollerTexts(RED, 'iotgw-message-poller', 'messages');
@@ -110,12 +110,16 @@ export default function register(RED: NodeAPI): void {
     const decorate = (m: FromMobileMessage): { payload: FromMobileMessage; raw?: Buffer; fields?: Record<string, unknown> } => {
       const payload: FromMobileMessage = { ...m, ID: int64Out(BigInt(m.ID)) };
       const out: { payload: FromMobileMessage; raw?: Buffer; fields?: Record<string, unknown> } = { payload };
-      if (typeof m.RawPayload === 'string') out.raw = Buffer.from(m.RawPayload, 'base64');
+      if (typeof m.RawPayload === 'string') {
+        // Buffer.from skips what is not base64: that would be garbage bytes, silently.
+        if (isBase64(m.RawPayload)) out.raw = Buffer.from(m.RawPayload, 'base64');
+        else node.warn(`from-mobile message ${String(payload.ID)}: RawPayload is not base64 (${m.RawPayload.length} characters); msg.raw is left out, msg.payload.RawPayload is as received`);
+      }
       if (m.Payload && Array.isArray(m.Payload.Fields)) out.fields = decodeFields(m.Payload.Fields);
       else if (!m.Payload && out.raw && config.definitions) decodeRaw(out.raw, payload, out);
       return out;
     };
-    runPollerNode<FromMobileMessage>({
+    runPollerNode<FeedMessage>({
       RED,
       node,
       config,
@@ -126,10 +130,19 @@ export default function register(RED: NodeAPI): void {
       errorTopic: 'fromMobileMessages',
       key: messageKey,
       // The feed's seconds are those FromUTC selects on: ReceiveUTC (MessageUTC when absent).
-      time: (m) => m.ReceiveUTC ?? m.MessageUTC,
-      fetchPage: (g, fromUtc, query, signal): Promise<FeedPage<FromMobileMessage>> => getMessagePage(g, fromUtc, includeRaw, { query: query as Query | undefined, signal }),
+      time: (m) => (m instanceof MalformedMessage ? m.time : (m.ReceiveUTC ?? m.MessageUTC)),
+      fetchPage: (g, fromUtc, query, signal): Promise<FeedPage<FeedMessage>> => getMessagePage(g, fromUtc, includeRaw, { query: query as Query | undefined, signal }),
       emit: (records, info) => {
-        const out = records.filter(keep).map(decorate);
+        const good: FromMobileMessage[] = [];
+        for (const r of records) {
+          if (!(r instanceof MalformedMessage)) {
+            good.push(r);
+            continue;
+          }
+          const err = new GatewayError('BAD_RESPONSE', `GET get/re_messages: a from-mobile message of the reply is malformed (${r.why}); it is skipped (msg.payload is the record as received), the rest of the reply goes out`);
+          node.error(err, { topic: 'fromMobileMessages', payload: r.raw, fromUTC: info.fromUtc } as unknown as NodeMessage);
+        }
+        const out = good.filter(keep).map(decorate);
         if (!out.length) return undefined;
         if (batchMode) {
           node.send({

@@ -16,7 +16,7 @@ import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { SendPool } from '../lib/node-red/send-pool';
 import { submitToOutputs } from '../lib/node-red/submit-results';
 import { GatewayError, badInput } from '../lib/common/errors';
-import { showValue } from '../lib/common/int64';
+import { MAX_JSON_DEPTH, bodyProblem, showValue } from '../lib/common/int64';
 import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg, nodeAbortController } from '../lib/node-red/node-kit';
 import type { SubmitResult } from '../lib/api/terminal';
 import { checkGeneralItem, type GeneralItem, type ItemDefaults } from '../lib/api/terminal-inputs';
@@ -54,6 +54,12 @@ export function encodeItem(defs: Definitions, raw: unknown, where: string, probl
   const { message, fields, ...rest } = raw;
   if (rest.RawPayload !== undefined || rest.Payload !== undefined) {
     problems.push(`${where}.message: give either message and fields, or RawPayload or Payload, not both`);
+    return undefined;
+  }
+  // Checked before the codec walks them: a cycle or a 3,000-deep object is bad input, named.
+  const shape = bodyProblem(fields, `${where}.fields`, MAX_JSON_DEPTH);
+  if (shape) {
+    problems.push(`${shape}; fields must be plain JSON data`);
     return undefined;
   }
   try {

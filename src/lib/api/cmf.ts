@@ -31,6 +31,32 @@ export interface CmfMessage {
   Fields?: CmfField[] | null;
 }
 
+/**
+ * The size the gateway's binary encoding of a Payload cannot be below, by this rule: 2
+ * bytes (SIN, MIN), plus the bytes of every string value (UTF-8) and data value (decoded
+ * base64), plus 1 byte for every other value (integer, enum, boolean), with array elements
+ * and nested messages counted the same way. The send-message node bounds it like a
+ * RawPayload (1,023 bytes by default): what is refused could never fit.
+ */
+export function cmfPayloadBytes(fields: readonly CmfField[] | null | undefined): number {
+  let n = 2;
+  const walk = (list: readonly CmfField[] | null | undefined): void => {
+    for (const f of list ?? []) {
+      if (!f || typeof f !== 'object') continue;
+      const type = String(f.Type ?? '').toLowerCase();
+      if (Array.isArray(f.Elements)) for (const e of f.Elements) walk(e?.Fields);
+      if (f.Message && typeof f.Message === 'object') walk(f.Message.Fields);
+      if (f.Value === undefined || f.Value === null) continue;
+      const v = typeof f.Value === 'string' ? f.Value : String(f.Value);
+      if (type === 'data') n += Math.floor((v.replace(/=+$/, '').length * 3) / 4);
+      else if (type === 'string' || type === '') n += Buffer.byteLength(v, 'utf8');
+      else n += 1;
+    }
+  };
+  walk(fields);
+  return n;
+}
+
 export const CMF_TYPES = ['unsignedint', 'signedint', 'enum', 'boolean', 'string', 'data', 'array', 'message'] as const;
 export type CmfType = (typeof CMF_TYPES)[number];
 

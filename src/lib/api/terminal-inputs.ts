@@ -5,9 +5,9 @@
  * in a TerminalClient).
  */
 import { GatewayError, badInput } from '../common/errors';
-import { describeType, showValue, toInt64 } from '../common/int64';
+import { MAX_JSON_DEPTH, bodyProblem, describeType, showValue, toInt64 } from '../common/int64';
 import { isPlainObject, joinProblems } from '../common/checks';
-import { encodeFields, type CmfField, type CmfSpecMap } from './cmf';
+import { cmfPayloadBytes, encodeFields, type CmfField, type CmfSpecMap } from './cmf';
 
 export interface ModeItem {
   DestinationID: string;
@@ -129,7 +129,10 @@ export function checkGeneralItem(raw: unknown, where: string, d: ItemDefaults, p
     else item.RawPayload = b.toString('base64');
   } else {
     const p = raw.Payload;
+    // Checked before any walk of it: a cycle or a 3,000-deep object is bad input, named.
+    const shape = isPlainObject(p) ? bodyProblem(p, `${where}.Payload`, MAX_JSON_DEPTH) : undefined;
     if (!isPlainObject(p)) problems.push(`${where}.Payload: must be an object {SIN, MIN, Fields}, not ${describeType(p)}`);
+    else if (shape) problems.push(`${shape}; a Payload must be plain JSON data`);
     else {
       if (!isByte(p.SIN)) problems.push(`${where}.Payload.SIN: must be an integer 0 to 255, not ${showValue(p.SIN)}`);
       if (!isByte(p.MIN)) problems.push(`${where}.Payload.MIN: must be an integer 0 to 255, not ${showValue(p.MIN)}`);
@@ -144,7 +147,9 @@ export function checkGeneralItem(raw: unknown, where: string, d: ItemDefaults, p
       } else if (isPlainObject(p.Fields)) fields = encodeFields(p.Fields, d.fieldTypes, `${where}.Payload.Fields`, problems);
       else if (p.Fields === undefined || p.Fields === null) fields = [];
       else problems.push(`${where}.Payload.Fields: must be an array of {Name, Type, Value} or an object {Name: value}, not ${describeType(p.Fields)}`);
-      if (fields && isByte(p.SIN) && isByte(p.MIN)) {
+      const size = fields ? cmfPayloadBytes(fields) : 0;
+      if (size > d.maxRawBytes) problems.push(`${where}.Payload: its values come to ${size} bytes or more encoded; at most ${d.maxRawBytes} (the node's "Max raw bytes", as for RawPayload)`);
+      else if (fields && isByte(p.SIN) && isByte(p.MIN)) {
         item.Payload = { SIN: p.SIN, MIN: p.MIN, IsForward: true, Fields: fields };
         if (typeof p.Name === 'string') item.Payload.Name = p.Name;
       }

@@ -3,6 +3,7 @@
  * fields are kept, ints may be exact decimal strings above 2^53) but wrong types are
  * refused as BAD_RESPONSE.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { GatewayError } from '../common/errors';
 import { int64Out as int64Value } from '../common/int64';
@@ -73,7 +74,46 @@ export const fromMobileMessage = z
   })
   .loose();
 export type FromMobileMessage = z.infer<typeof fromMobileMessage>;
-export const reMessagesReply = z.object({ ErrorID: int32.nullish(), NextFromUTC: z.string().nullish(), Messages: z.array(fromMobileMessage).nullish() }).loose();
+/** The reply; each message is checked on its own (`readMessage`): one bad message never blocks the feed. */
+export const reMessagesReply = z.object({ ErrorID: int32.nullish(), NextFromUTC: z.string().nullish(), Messages: z.array(z.unknown()).nullish() }).loose();
+
+/**
+ * A message of a reply that breaks the API's rules (`ID: 1.5`, a string SIN...): it takes
+ * its place in the feed (its second moves the mark, its key is de-duplicated like any
+ * other), so it is reported once, with the raw record, and the rest of the reply goes out.
+ */
+export class MalformedMessage {
+  readonly key: string;
+  constructor(
+    readonly raw: unknown,
+    readonly why: string,
+  ) {
+    let text: string;
+    try {
+      text = JSON.stringify(raw) ?? String(raw);
+    } catch {
+      text = String(raw);
+    }
+    this.key = `malformed:${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
+  }
+  get time(): unknown {
+    const r = this.raw as { ReceiveUTC?: unknown; MessageUTC?: unknown } | null;
+    return r && typeof r === 'object' ? (r.ReceiveUTC ?? r.MessageUTC) : undefined;
+  }
+}
+export type FeedMessage = FromMobileMessage | MalformedMessage;
+
+/** One message of a reply: checked, or a MalformedMessage naming the first bad field. */
+export function readMessage(raw: unknown): FeedMessage {
+  const r = fromMobileMessage.safeParse(raw);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  return new MalformedMessage(raw, `${issue?.path.length ? issue.path.join('.') : '(message)'}: ${issue?.message ?? 'invalid'}`);
+}
+
+/** Standard base64 with padding, as the gateway writes RawPayload. */
+const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
+export const isBase64 = (s: string): boolean => s.length % 4 === 0 && BASE64_RE.test(s);
 
 /** A copy of `r` with its int64 fields `keys` as the contract gives them: a number when safe, else a decimal string. */
 export function exactIds<T extends object>(r: T, keys: readonly string[]): T {

@@ -15,6 +15,8 @@ export const ERROR_CODES = [
   'NETWORK',
   'BAD_RESPONSE',
   'SHARED_STATE',
+  'STORAGE',
+  'INTERNAL',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -32,6 +34,8 @@ export const STATUS_KEYS: Record<ErrorCode, string> = {
   NETWORK: 'network',
   BAD_RESPONSE: 'bad-response',
   SHARED_STATE: 'shared-state',
+  STORAGE: 'storage',
+  INTERNAL: 'internal',
 };
 
 export interface GatewayErrorOptions {
@@ -74,9 +78,17 @@ export function badInput(field: string, message: string): GatewayError {
   return new GatewayError('BAD_INPUT', `${field}: ${message}`, { field });
 }
 
-/** Turns anything thrown into a GatewayError without leaking unknown internals. */
+/**
+ * Turns anything thrown into a GatewayError. The one mapping of unknown failures: what is
+ * not already a GatewayError (the HTTP layer, the stores and the checks make their own) is
+ * a defect of ours, `INTERNAL`, never `NETWORK`. Its message names the kind of failure
+ * only (a RangeError, a TypeError), never the thrown text, which may hold a path or data.
+ */
 export function toGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
-  const message = err instanceof Error ? err.message : String(err);
-  return new GatewayError('NETWORK', message, { cause: err });
+  // An abort without a reason of ours (a bare AbortController): the work was cut short.
+  if (err instanceof Error && err.name === 'AbortError') return new GatewayError('NETWORK', 'aborted before the work finished', { cause: err });
+  const kind = err instanceof Error ? err.name || 'Error' : typeof err;
+  const short = err instanceof Error && /^[\w .,:'"()-]{1,120}$/.test(err.message) && !/[\\/]/.test(err.message) ? `: ${err.message}` : '';
+  return new GatewayError('INTERNAL', `an unexpected ${kind}${short} (a defect of the node, please report it with the node type)`, { cause: err });
 }

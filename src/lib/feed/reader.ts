@@ -22,14 +22,34 @@
  * - `reset(fromUtc)` wins over a poll in flight: it bumps the generation, and a reply to a
  *   request begun under an older generation is neither emitted nor written.
  *
+ * Faults (issue 25):
+ * - a mark that cannot be written: the write follows the emit (so a SIGKILL between them
+ *   repeats the reply in flight rather than skip it); when it fails, the poll rejects with
+ *   STORAGE, the new mark is kept in memory as "pending", and every later poll first
+ *   retries that write and fetches nothing until it succeeds: nothing more is emitted that
+ *   cannot be recorded, and nothing emitted comes again in this process (a restart while
+ *   the fault lasts repeats that one reply, from the last mark that was written);
+ * - a stored mark that cannot be read (the store throws, or holds no real `fromUtc`): the
+ *   poll rejects with STORAGE and nothing is fetched or written until `reset(fromUtc)`;
+ * - a reply that breaks the API's rules is BAD_RESPONSE, nothing emitted, the mark kept:
+ *   more records than `pageSize`, a `NextFromUTC` (or, without one, a record's second)
+ *   more than `maxAheadMs` ahead of the clock;
+ * - one poll reads at most `maxPagesPerPoll` replies; the rest comes at the next poll;
+ * - the keys of the last `recentKeys` emitted records are remembered in memory (not
+ *   persisted): a record that comes again at a later second is not emitted again.
+ *
  * The reader knows nothing of Node-RED or HTTP: the caller gives the page fetcher, the
  * record key and time functions, the store and the emit callback.
  */
 import type { FeedMark, MarkStore } from '../account/types';
 import { GatewayError, badInput } from '../common/errors';
 import { formatUtcSeconds, parseUtcSeconds } from './time';
+import { GO_ON, unreadableMark } from './stores';
 
 /** One reply of the feed, as the caller's fetcher returns it. */
+/** The most records the API documents in one status or from-mobile reply (real-services.md). */
+export const API_MAX_PER_REPLY = 500;
+
 export interface FeedPage<R> {
   records: R[];
   /** The reply's `NextFromUTC` unchanged (null, "" or undefined when it had none). */
@@ -76,6 +96,47 @@ export interface FeedReaderOptions<R> {
   onCrowded?: (info: CrowdedSecond) => void;
   /** Fencing token passed to `store.save` (from a FeedLease), when there is one. */
   fence?: () => number | undefined;
+  /** Replies one poll reads at most (default 50); the rest comes at the next poll. */
+  maxPagesPerPoll?: number;
+  /** Keys of recently emitted records remembered in memory (default 50,000; 0: none). */
+  recentKeys?: number;
+  /** How far ahead of the clock a reply's `NextFromUTC` may be (default 1 day). */
+  maxAheadMs?: number;
+  /** The clock (tests). */
+  now?: () => number;
+}
+
+/** Defaults of the bounds above. */
+export const FEED_BOUNDS = { maxPagesPerPoll: 50, recentKeys: 50_000, maxAheadMs: 86_400_000 };
+
+/**
+ * A bounded set of the last `size` keys added (insertion order; the oldest is forgotten
+ * first). A Set keeps insertion order, so the oldest key is its first.
+ */
+export class RecentKeys {
+  private readonly keys = new Set<string>();
+  constructor(readonly size: number) {}
+  has(k: string): boolean {
+    return this.keys.has(k);
+  }
+  add(k: string): void {
+    if (this.size <= 0 || this.keys.has(k)) return;
+    this.keys.add(k);
+    if (this.keys.size > this.size) this.keys.delete(this.keys.values().next().value as string);
+  }
+  clear(): void {
+    this.keys.clear();
+  }
+  get count(): number {
+    return this.keys.size;
+  }
+}
+
+/** A store failure as STORAGE (a GatewayError of the store, e.g. SHARED_STATE, passes as it is). */
+function storageError(err: unknown, what: string): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const code = (err as NodeJS.ErrnoException)?.code;
+  return new GatewayError('STORAGE', `the feed's mark could not be ${what}${code ? ` (${code})` : ''}; polling stops until it can`, { cause: err });
 }
 
 export interface PollResult {
@@ -85,6 +146,8 @@ export interface PollResult {
   pages: number;
   /** The mark after the poll. */
   mark: string;
+  /** The poll stopped after `maxPagesPerPoll` full replies: the rest comes at the next poll. */
+  capped?: boolean;
 }
 
 /** A poll in progress was overtaken by `reset()`: its reply is dropped. */
@@ -98,11 +161,27 @@ export class FeedReader<R> {
   private running: Promise<PollResult> | undefined;
   /** True while the mark is the start mark, not yet written (the first reply writes it). */
   private unsaved = false;
+  /** A mark emitted past but not yet written (its write failed): written before any fetch. */
+  private pending: FeedMark | undefined;
+  private readonly recent: RecentKeys;
+  private readonly now: () => number;
 
   constructor(options: FeedReaderOptions<R>) {
     if (parseUtcSeconds(options.startFrom) === undefined) throw badInput('startFrom', `"${String(options.startFrom).slice(0, 30)}" is not a real UTC time as yyyy-MM-dd HH:mm:ss`);
     if (!Number.isInteger(options.pageSize) || options.pageSize < 1) throw badInput('pageSize', 'must be a whole number from 1');
     this.o = options;
+    this.recent = new RecentKeys(options.recentKeys ?? FEED_BOUNDS.recentKeys);
+    this.now = options.now ?? Date.now;
+  }
+
+  /** True while a mark that was emitted past could not be written yet. */
+  get unwritten(): boolean {
+    return this.pending !== undefined;
+  }
+
+  /** How many keys of recently emitted records are remembered. */
+  get recentCount(): number {
+    return this.recent.count;
   }
 
   /** The mark last loaded or written (undefined before the first load). */
@@ -112,8 +191,20 @@ export class FeedReader<R> {
 
   /** Loads the stored mark (or the start mark); a newer generation in the store wins. */
   async load(): Promise<FeedMark> {
-    const stored = await this.o.store.load(this.o.feed);
-    if (stored && parseUtcSeconds(stored.fromUtc) !== undefined) {
+    // A mark not yet written is ahead of the store: the store's older one must not win.
+    if (this.pending && this.state) return this.state;
+    let stored: FeedMark | undefined;
+    try {
+      stored = await this.o.store.load(this.o.feed);
+    } catch (err) {
+      throw storageError(err, 'read');
+    }
+    if (stored !== undefined && stored !== null && (typeof stored !== 'object' || parseUtcSeconds(stored.fromUtc) === undefined || (stored.seen !== undefined && !Array.isArray(stored.seen)))) {
+      // Never read as "no mark": that would restart from startFrom and overwrite it.
+      const from = typeof stored === 'object' ? String((stored as { fromUtc?: unknown }).fromUtc).slice(0, 30) : typeof stored;
+      throw unreadableMark(`the stored mark cannot be read (fromUtc "${from}" is not a UTC time): ${GO_ON}`);
+    }
+    if (stored) {
       const gen = Number.isInteger(stored.generation) ? stored.generation : 0;
       if (!this.state || gen >= this.generation) {
         this.generation = Math.max(this.generation, gen);
@@ -149,25 +240,35 @@ export class FeedReader<R> {
     // Bumped at once, so a reply arriving from now on is dropped; then above any
     // generation the store holds (another instance's reset, with a shared store).
     // The new mark is in place at once too: a poll that goes on asks from it.
+    // The new mark is pending from now on: a poll meanwhile asks from it, and writes it
+    // before its first request, instead of reading the store's older (or unreadable) one.
     this.generation++;
     this.unsaved = false;
-    this.state = { fromUtc, seen: [], generation: this.generation };
+    this.recent.clear();
+    this.state = this.pending = { fromUtc, seen: [], generation: this.generation };
     const mine = this.generation;
-    const stored = await this.o.store.load(this.o.feed);
+    // A stored mark that cannot be read is what a reset is for: it is replaced.
+    const stored = await this.o.store.load(this.o.feed).catch(() => undefined);
     if (this.generation === mine && stored && Number.isInteger(stored.generation) && stored.generation >= this.generation) {
       this.generation = stored.generation + 1;
-      this.state = { fromUtc, seen: [], generation: this.generation };
+      this.state = this.pending = { fromUtc, seen: [], generation: this.generation };
     }
     const mark = this.state;
-    await this.write(mark);
+    await this.commit(mark);
     return { ...mark, seen: [...mark.seen] };
   }
 
   private async drain(signal: AbortSignal): Promise<PollResult> {
     let emitted = 0;
     let pages = 0;
+    const maxPages = this.o.maxPagesPerPoll ?? FEED_BOUNDS.maxPagesPerPoll;
+    let superseded = 0;
     for (;;) {
       if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new GatewayError('NETWORK', 'the poll was aborted');
+      // Nothing is fetched while the last mark emitted past is not written.
+      if (this.pending) await this.commit(this.pending);
+      // A poll always ends: at most maxPages replies (and as many resets overtaking it).
+      if (pages >= maxPages || superseded > maxPages) return { emitted, pages, mark: this.state!.fromUtc, capped: true };
       try {
         const r = await this.page(signal);
         pages++;
@@ -175,7 +276,10 @@ export class FeedReader<R> {
         if (!r.more) return { emitted, pages, mark: this.state!.fromUtc };
       } catch (err) {
         // A reset overtook this reply: ask again from the new mark.
-        if (err instanceof Superseded) continue;
+        if (err instanceof Superseded) {
+          superseded++;
+          continue;
+        }
         throw err;
       }
     }
@@ -190,6 +294,10 @@ export class FeedReader<R> {
     const reply = await this.o.fetchPage(from, signal);
     if (gen !== this.generation) throw new Superseded();
     const records = Array.isArray(reply.records) ? reply.records : [];
+    const most = Math.max(this.o.pageSize, API_MAX_PER_REPLY);
+    if (records.length > most) {
+      throw new GatewayError('BAD_RESPONSE', `the reply holds ${records.length} records, more than the ${most} a reply may hold (the API's ${API_MAX_PER_REPLY}, or "Full at" when larger); nothing emitted, the mark stays at ${from}`);
+    }
 
     const rawNext = reply.nextFromUtc;
     let nextSec: number | undefined;
@@ -201,8 +309,13 @@ export class FeedReader<R> {
     }
     // A record without a readable time counts as the mark's second (it can only be later).
     const secs = records.map((r) => parseUtcSeconds(this.o.time(r)) ?? fromSec);
-    if (nextSec === undefined && records.length) nextSec = Math.max(...secs);
+    if (nextSec === undefined && records.length) nextSec = secs.reduce((a, b) => (b > a ? b : a), fromSec);
     if (nextSec === undefined || nextSec < fromSec) nextSec = fromSec;
+    // A mark far ahead of the clock would stop the feed until that day: refused, mark kept.
+    const aheadMs = nextSec * 1000 - this.now();
+    if (nextSec > fromSec && aheadMs > (this.o.maxAheadMs ?? FEED_BOUNDS.maxAheadMs)) {
+      throw new GatewayError('BAD_RESPONSE', `NextFromUTC ${formatUtcSeconds(nextSec)} is ${Math.round(aheadMs / 3_600_000)} h ahead of this machine's clock; nothing emitted, the mark stays at ${from} (check the gateway's and this machine's clocks)`);
+    }
 
     const seen = new Set(state.seen);
     const fresh: R[] = [];
@@ -212,6 +325,8 @@ export class FeedReader<R> {
       const k = this.o.key(r);
       if (seen.has(k)) return;
       seen.add(k);
+      // Emitted recently at another second (a broken or hostile gateway): not again.
+      if (this.recent.has(k)) return;
       fresh.push(r);
     });
 
@@ -232,6 +347,7 @@ export class FeedReader<R> {
     });
     const next: FeedMark = { fromUtc: formatUtcSeconds(markSec), seen: [...keep], generation: gen };
 
+    for (const r of fresh) this.recent.add(this.o.key(r));
     if (fresh.length) await this.o.emit(fresh, { fromUtc: from, nextFromUtc: next.fromUtc, fetched: records.length });
     if (crowded) this.o.onCrowded?.(crowded);
     // The start mark is written with the first reply, so that "now" stays the node's first
@@ -240,12 +356,33 @@ export class FeedReader<R> {
     if (changed) {
       this.state = next;
       this.unsaved = false;
-      await this.write(next);
+      // Written after the emit: a kill in between repeats this reply, never skips it.
+      await this.commit(next);
     }
     // After stepping past a second, go on at once only if the reply brought something new;
     // otherwise the next poll goes on (never a run of requests that bring nothing).
     if (crowded) return { emitted: fresh.length, more: fresh.length > 0 };
     return { emitted: fresh.length, more: full };
+  }
+
+  /**
+   * Writes `mark`; if that fails, keeps it as the pending mark (retried before any fetch)
+   * and rejects with STORAGE. A store that says another instance owns the feed (fenced,
+   * newer generation) drops it instead: the store's mark is the truth then.
+   */
+  private async commit(mark: FeedMark): Promise<void> {
+    this.pending = mark;
+    try {
+      await this.write(mark);
+    } catch (err) {
+      const reason = (err as { reason?: unknown }).reason;
+      if (err instanceof GatewayError && err.code === 'SHARED_STATE' && (reason === 'fenced' || reason === 'generation')) {
+        if (this.pending === mark) this.pending = undefined;
+        throw err;
+      }
+      throw storageError(err, 'written');
+    }
+    if (this.pending === mark) this.pending = undefined;
   }
 
   /** Writes in order, one at a time; a mark of an older generation is never written. */

@@ -22,7 +22,7 @@ import type { GatewayNode } from './config-nodes';
 import { GatewayError, badInput, toGatewayError } from '../common/errors';
 import { errorStatus, handleInput, isPlainObject, mergeQuery, numberSetting, t, type Msg, nodeAbortController } from './node-kit';
 import { FeedReader, type CrowdedSecond, type FeedEmitInfo, type FeedPage } from '../feed/reader';
-import { ContextMarkStore, FallbackMarkStore, FileMarkStore, type ContextLike } from '../feed/stores';
+import { ContextMarkStore, FallbackMarkStore, FileMarkStore, needsReset, type ContextLike } from '../feed/stores';
 import { parseUtcSeconds } from '../feed/time';
 import { startMark } from '../feed/start';
 
@@ -61,6 +61,7 @@ export const POLLER_TEXTS: Record<string, string> = {
   'status.missingStore': 'no context store "__store__"',
   'status.standby': 'standby (another instance polls)',
   'status.sharedDown': 'shared state (Redis) unreachable: not polling',
+  'status.sendFromUtc': 'send {fromUTC}',
   'warn.missingStore': 'context store "__store__" is not configured in settings.js (contextStorage): the mark is kept in __used__ instead',
 };
 
@@ -143,7 +144,8 @@ export function runPollerNode<R>(o: PollerNodeOptions<R>): void {
   let store: MarkStore;
   const named = config.contextStore ? String(config.contextStore).trim() : '';
   const legacy = new ContextMarkStore(ctx, undefined, MARK_KEY, LEGACY_MARK_KEY);
-  const fileStore = (): MarkStore => new FallbackMarkStore(new FileMarkStore(path.join(userDir!, FEED_DIR)), legacy);
+  // Errors name the file relative to the user directory (FEED_DIR/<file>), never its absolute path.
+  const fileStore = (): MarkStore => new FallbackMarkStore(new FileMarkStore(path.join(userDir!, FEED_DIR), FEED_DIR), legacy);
   if (named) {
     const stores = contextStores(RED);
     if (stores && !stores.includes(named)) {
@@ -211,7 +213,9 @@ export function runPollerNode<R>(o: PollerNodeOptions<R>): void {
       return;
     }
     const key = `${err.code}:${err.statusCode ?? ''}`;
-    node.status({ ...errorStatus(RED, err), text: `${errorStatus(RED, err).text} · ${t(RED, 'status.retrying')}` });
+    // A mark that cannot be read waits for {fromUTC}; anything else is retried at every interval.
+    const next = needsReset(err) ? tp('status.sendFromUtc') : t(RED, 'status.retrying');
+    node.status({ ...errorStatus(RED, err), text: `${errorStatus(RED, err).text} · ${next}` });
     const first = key !== lastFailure;
     lastFailure = key;
     // A msg waiting on this poll ends with done(err): that is its one Catch message.

@@ -9,7 +9,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../common/errors';
 import { Semaphore, SlidingWindowLimiter } from './limiter';
-import { JsonDepthError, bodyProblem, parseJson, stringifyJson } from '../common/int64';
+import { JsonDepthError, MAX_JSON_DEPTH, bodyProblem, jsonTooDeep, parseJson, stringifyJson } from '../common/int64';
 import type { Dispatcher } from 'undici';
 import { GatewayDispatcher, isLoopbackHost, proxyFor } from './proxy';
 import { reportedAcquire } from './wait-status';
@@ -653,6 +653,11 @@ export class ApiClient {
         slot?.release();
         throw new GatewayError('BAD_INPUT', `${bodyProblem(spec.body) ?? `msg.payload: cannot be sent as JSON (${(err as Error)?.message ?? err})`}; a request body must be plain JSON data`, { field: 'msg.payload' });
       }
+      // Nested deeper than any reply may be: no real body comes near it (one indexOf pass).
+      if (jsonTooDeep(bodyText, MAX_JSON_DEPTH)) {
+        slot?.release();
+        throw new GatewayError('BAD_INPUT', `${bodyProblem(spec.body, 'msg.payload', MAX_JSON_DEPTH) ?? `msg.payload: nested deeper than ${MAX_JSON_DEPTH} levels`}; a request body must be plain JSON data`, { field: 'msg.payload' });
+      }
     }
     for (;;) {
       if (this.closed) {
@@ -693,11 +698,14 @@ export class ApiClient {
         // Retry-After when given, else wait out the group's window (known even when our own
         // pacing is off), else back off exponentially; bounded by what the window justifies.
         const wait = rateLimitWait(retryAfter, lim?.window, this.backoff(attempt + 1), this.options.maxRetryWaitMs);
-        lim?.penalize(wait);
+        // The group (every node of the account) waits at most one window, which frees every
+        // slot; a longer Retry-After delays only this call and its retries.
+        const groupWait = lim?.enabled && lim.window > 0 ? Math.min(wait, lim.window) : wait;
+        lim?.penalize(groupWait);
         if (attempt < maxRetries) {
           attempt++;
           this.stats.retries++;
-          await sleep(lim?.enabled ? 0 : wait, spec.signal);
+          await sleep(lim?.enabled && wait <= groupWait ? 0 : wait, spec.signal);
           continue;
         }
         if (status < 300) {

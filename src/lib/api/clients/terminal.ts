@@ -30,6 +30,9 @@ import {
   submitReply,
   type Cancellation,
   type FromMobileMessage,
+  type FeedMessage,
+  MalformedMessage,
+  readMessage,
   type StatusRecord,
   type SubmitResult,
 } from '../terminal';
@@ -55,6 +58,8 @@ export interface CallOptions {
 export interface FeedReply<R> {
   records: R[];
   nextFromUtc: string | null | undefined;
+  /** Messages of the reply that break the API's rules (from-mobile feed only), as received, with why. */
+  malformed?: Array<{ raw: unknown; why: string }>;
 }
 
 type Named<T> = T & { ErrorName?: string; ErrorDescription?: string };
@@ -141,13 +146,13 @@ export async function getStatusPage(g: TerminalContext, fromUtc: string, o: Call
 }
 
 /** GET get/re_messages: one page of from-mobile messages from `fromUtc`. */
-export async function getMessagePage(g: TerminalContext, fromUtc: string, includeRaw: boolean, o: CallOptions = {}): Promise<FeedReply<FromMobileMessage>> {
+export async function getMessagePage(g: TerminalContext, fromUtc: string, includeRaw: boolean, o: CallOptions = {}): Promise<FeedReply<FeedMessage>> {
   const p = g.apiPath(TERMINAL_PATHS.messages);
   const base: Query = includeRaw ? { FromUTC: fromUtc, IncludeRawPayload: 'true' } : { FromUTC: fromUtc };
   const res = await g.client().request({ method: 'GET', path: p, query: withQuery(base, o.query), group: 'GET', auth: g.bearerAuth(), idempotent: true, signal: o.signal });
   const reply = parseReply(reMessagesReply, res.body, `GET ${p}`);
   await throwOnCallError(g, reply.ErrorID, `GET ${p}`, res.statusCode, o.signal);
-  return { records: reply.Messages ?? [], nextFromUtc: reply.NextFromUTC };
+  return { records: (reply.Messages ?? []).map(readMessage), nextFromUtc: reply.NextFromUTC };
 }
 
 // ---- the client ----
@@ -332,7 +337,14 @@ export class TerminalClient implements TerminalContext {
   /** One page of from-mobile messages from `fromUtc` (inclusive); RawPayload (base64) too unless `includeRaw` is false. */
   async messages(fromUtc: Date | string, options: Omit<CallOptions, 'slot'> & { includeRaw?: boolean } = {}): Promise<FeedReply<MobileMessage>> {
     const page = await getMessagePage(this, fromUtcText(fromUtc), options.includeRaw !== false, options);
-    return { nextFromUtc: page.nextFromUtc, records: page.records.map((m) => exactIds(m, ['ID'])) };
+    // A message that breaks the API's rules is left out of records and listed, as received, in malformed.
+    const records: MobileMessage[] = [];
+    const malformed: Array<{ raw: unknown; why: string }> = [];
+    for (const m of page.records) {
+      if (m instanceof MalformedMessage) malformed.push({ raw: m.raw, why: m.why });
+      else records.push(exactIds(m, ['ID']));
+    }
+    return { nextFromUtc: page.nextFromUtc, records, ...(malformed.length ? { malformed } : {}) };
   }
 
   /** Ends the client's connections and its token; the client refuses requests after. */
