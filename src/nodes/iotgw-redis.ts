@@ -145,7 +145,17 @@ export default function register(RED: NodeAPI): void {
     // The account factory asks this resolver for every account; it answers for those naming this node.
     const instanceId = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
     const unprovide = provideSharedState((account, cfg) => {
-      if (configError || cfg.redis !== node.id) return undefined;
+      if (cfg.redis !== node.id) return undefined;
+      // A broken Redis node never means "in-process" for its accounts (the fleet would go
+      // over the limits): their requests fail with its error (BAD_INPUT naming the field).
+      if (configError) {
+        const err = configError;
+        return {
+          rateBudget: () => {
+            throw err;
+          },
+        };
+      }
       const conn = shared.register(`${account.kind}:${account.id}`);
       return redisSharedState(conn, (a) => accountSettings(RED, a), instanceId);
     });

@@ -111,7 +111,8 @@ export function guardStream(stream: Duplex, limit: ReplyGuardLimit): void {
     if (why) {
       stream.off('data', onData);
       limit.onTrip(why);
-      stream.destroy(new Error(`closed: ${why}`));
+      // No error: the owner's one warning is the trip's, not a second 'cannot be reached'.
+      stream.destroy();
     }
   };
   stream.prependListener('data', onData);
