@@ -211,7 +211,9 @@ class SentinelSet {
   async rejoin(server) {
     server.args = ['--replicaof', '127.0.0.1', String(this.masterPort())];
     await server.start();
-    await until(() => /master_link_status:up/.test(cli(server.port, 'info', 'replication')), 30000, 'the old master to sync as a replica');
+    await until(() => /master_link_status:up/.test(cli(server.port, 'info', 'replication')), 60000, 'the old master to sync as a replica').catch((err) => {
+      throw new Error(`${err.message}: ${cli(server.port, 'info', 'replication').replace(/\r?\n/g, ' ')}; sentinels name ${this.masterPort()}`);
+    });
   }
 
   async destroy() {
