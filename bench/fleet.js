@@ -14,10 +14,18 @@
  * every 6 s) over the time they took (first call to last). repeats: items submitted more
  * than once; lost: items never answered; takeover: from the SIGKILL to the standby's first
  * record. A benchmark reports what it measures and exits 0.
+ *
+ * Then a failover line (issue 28): two instances in sentinel mode (one master, one
+ * replica, three sentinels) drain a backlog; the master is SIGKILLed and started again as
+ * a replica:
+ *   fleet failover: sentinel, promoted in N s, takeover N s, N repeats, N lost
+ * promoted: from the SIGKILL to the sentinels naming the replica master; takeover: from the
+ * SIGKILL to the first record emitted after it (writes wait for a replica's WAIT 1, so the
+ * drain goes on once the old master is back as a replica); repeats: records emitted twice.
  */
 const { startSimulator } = require('../dist/simulator');
 const { waitFor, recordLines, childGateway, statusPoller, RedFleet } = require('../test/helpers/child-red');
-const { RedisServer, findRedisServer } = require('../test/helpers/redis');
+const { RedisServer, SentinelSet, findRedisServer } = require('../test/helpers/redis');
 
 const INSTANCES = 3;
 const ITEMS = 1500;
@@ -112,7 +120,39 @@ async function main() {
   }
 }
 
-main().catch((err) => {
+async function failover() {
+  const set = await new SentinelSet().start();
+  const sim = await startSimulator({ terminal: { rateLimitCalls: 2, rateLimitWindowMs: 1000, maxConcurrent: 3 } });
+  sim.terminal.seedBacklog(BACKLOG);
+  const fleet = new RedFleet('iotgw-fleet-failover-');
+  try {
+    const flow = [
+      { id: 'tab1', type: 'tab', label: 'fleet' },
+      { id: 'r', type: 'iotgw-redis', mode: 'sentinel', sentinels: set.sentinelList, masterName: set.name, url: 'redis://127.0.0.1:6379/0', keyPrefix: 'failover:' },
+      childGateway(sim, { rateLimitCalls: 2, rateLimitWindowSeconds: 1, redis: 'r' }),
+      statusPoller('rec1'),
+      { id: 'rec1', z: 'tab1', type: 'function', func: "global.get('append')(env.get('IOTGW_TAG') + ' ' + msg.topic + ' ' + Date.now() + '\\n');\nreturn null;", outputs: 0, wires: [] },
+    ];
+    for (const tag of ['A', 'B']) await (await fleet.start(tag)).deploy(flow);
+    await waitFor(() => recordLines(fleet.recordsFile).length >= BACKLOG * 0.3, 60000, '30% of the backlog');
+    const tKill = Date.now();
+    const { dead, failoverMs } = await set.killMaster();
+    await set.rejoin(dead);
+    await waitFor(() => recordLines(fleet.recordsFile).some((l) => Number(l[2]) > tKill + failoverMs), 60000, 'a record after the failover').catch((e) => console.error(String(e)));
+    const after = recordLines(fleet.recordsFile).filter((l) => Number(l[2]) > tKill + failoverMs);
+    const takeover = after.length ? (Math.min(...after.map((l) => Number(l[2]))) - tKill) / 1000 : NaN;
+    await waitFor(() => new Set(recordLines(fleet.recordsFile).map((l) => l[1])).size >= BACKLOG, 90000, 'the backlog to drain').catch((e) => console.error(String(e)));
+    const lines = recordLines(fleet.recordsFile);
+    const ids = new Set(lines.map((l) => l[1]));
+    console.log(`fleet failover: sentinel, promoted in ${(failoverMs / 1000).toFixed(1)} s, takeover ${takeover.toFixed(1)} s, ${lines.length - ids.size} repeats, ${BACKLOG - ids.size} lost, ${sim.terminal.counters.throttled} 429s`);
+  } finally {
+    await fleet.close();
+    await sim.close();
+    await set.destroy();
+  }
+}
+
+(process.env.IOTGW_BENCH_FAILOVER_ONLY ? Promise.resolve() : main()).then(() => (findRedisServer() ? failover() : undefined)).catch((err) => {
   console.error(err);
   process.exitCode = 1;
 });

@@ -13,6 +13,7 @@ import { numberSetting, resolveCredential } from '../lib/node-red/node-kit';
 import { loginPathSetting, refuseTokenInQuery } from '../lib/api/app';
 import type { AppNode, AppSettings } from '../lib/node-red/config-nodes';
 import { createAccount } from '../lib/account/account';
+import { credentialDigest, tokenIdentity } from '../lib/account/redis/keys';
 
 export interface AppConfig extends NodeDef {
   baseUrl: string;
@@ -89,6 +90,17 @@ export default function register(RED: NodeAPI): void {
       tls,
       configError,
       config: rawConfig as unknown as Record<string, unknown>,
+      // Issue 25: keys follow the credentials (a hash of the login or token), the shared token the password that fetched it.
+      identity: () => {
+        const email = resolveCredential(RED, node, node.credentials?.email).trim().toLowerCase();
+        const tok = resolveCredential(RED, node, node.credentials?.authToken).trim();
+        return email ? tokenIdentity('login', email) : tok ? tokenIdentity('token', tok) : '';
+      },
+      binding: () => {
+        const email = resolveCredential(RED, node, node.credentials?.email).trim().toLowerCase();
+        const pw = resolveCredential(RED, node, node.credentials?.password);
+        return email && pw ? credentialDigest(email, pw) : '';
+      },
       auth: {
         bearer: () => {
           const email = resolveCredential(RED, node, node.credentials?.email).trim();

@@ -13,6 +13,7 @@ import { TERMINAL_PATHS, isThrottleReply } from '../lib/api/terminal';
 import { GatewayError } from '../lib/common/errors';
 import { numberSetting, resolveCredential } from '../lib/node-red/node-kit';
 import { ErrorCatalogue } from '../lib/api/catalogue';
+import { credentialDigest, tokenIdentity } from '../lib/account/redis/keys';
 import { createAccount } from '../lib/account/account';
 import type { GatewayCredentials, GatewayNode, GatewaySettings } from '../lib/node-red/config-nodes';
 
@@ -115,6 +116,12 @@ export default function register(RED: NodeAPI): void {
       configError,
       throttled: isThrottleReply,
       principal: cred('clientId'),
+      // Issue 25: keys follow the credentials (a static token's hash), the shared token the secret that fetched it.
+      identity: () => (cred('clientId') ? '' : cred('token') ? tokenIdentity('token', cred('token')) : ''),
+      binding: (name) =>
+        name === 'broker'
+          ? cred('brokerClientSecret') ? credentialDigest(`${cred('brokerClientId')}\n${node.settings.brokerTokenUrl}`, cred('brokerClientSecret')) : ''
+          : cred('clientId') && cred('clientSecret') ? credentialDigest(cred('clientId'), cred('clientSecret')) : '',
       config: rawConfig as unknown as Record<string, unknown>,
       auth: {
         bearer: () => {

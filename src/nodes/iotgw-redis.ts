@@ -9,7 +9,7 @@ import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { GatewayError } from '../lib/common/errors';
 import { resolveCredential } from '../lib/node-red/node-kit';
 import { tlsFromConfigNode } from '../lib/node-red/tls';
-import { RedisConnection, SharedRedis, checkRedisUrl, redisAddress } from '../lib/account/redis/connection';
+import { RedisConnection, SharedRedis, checkRedisUrl, parseHostPorts, redisAddress, type HostPort, type RedisMode } from '../lib/account/redis/connection';
 import { redisSharedState, type RedisAccountSettings } from '../lib/account/redis/shared-state';
 import { provideSharedState } from '../lib/account/shared';
 import type { AccountKey } from '../lib/account/types';
@@ -31,16 +31,27 @@ export interface RedisConfig extends NodeDef {
   url?: string;
   keyPrefix?: string;
   tls?: string;
+  /** Added by issue 28; absent in older flows (then standalone). */
+  mode?: string;
+  sentinels?: string;
+  masterName?: string;
+  nodes?: string;
 }
 
 export interface RedisCredentials {
   username?: string;
   password?: string;
+  sentinelPassword?: string;
 }
 
 export interface RedisSettings {
   url: string;
   keyPrefix: string;
+  /** Absent: standalone (the settings of a standalone node are url and keyPrefix only). */
+  mode?: RedisMode;
+  sentinels?: HostPort[];
+  masterName?: string;
+  nodes?: HostPort[];
 }
 
 export interface RedisConfigNode extends Node<RedisCredentials> {
@@ -51,9 +62,11 @@ export interface RedisConfigNode extends Node<RedisCredentials> {
   deregister(user: Node | { id: string }): Promise<void>;
   /** The number of registered users (tests). */
   userCount(): number;
+  /** Which node is master now (host:port; in cluster mode every master, or the one holding `key`), undefined while unknown. */
+  master(key?: string): string | undefined;
 }
 
-export const REDIS_DEFAULTS = { url: 'redis://127.0.0.1:6379/0', keyPrefix: 'iotgw:' };
+export const REDIS_DEFAULTS: RedisSettings = { url: 'redis://127.0.0.1:6379/0', keyPrefix: 'iotgw:' };
 
 /** Resolves `${ENV}` and defaults, and checks the URL and the prefix. */
 export function redisSettings(config: RedisConfig, resolve: (v: string) => string = (v) => v): RedisSettings {
@@ -64,6 +77,21 @@ export function redisSettings(config: RedisConfig, resolve: (v: string) => strin
   if (keyPrefix.length > 64 || /[{}\s]/.test(keyPrefix)) {
     throw new GatewayError('BAD_INPUT', 'keyPrefix: at most 64 characters, no braces and no spaces (for example iotgw:)', { field: 'keyPrefix' });
   }
+  const mode = String(config.mode ?? '').trim() || 'standalone';
+  if (mode !== 'standalone' && mode !== 'sentinel' && mode !== 'cluster') {
+    throw new GatewayError('BAD_INPUT', `mode: "${mode.slice(0, 20)}" is not allowed; use standalone, sentinel or cluster`, { field: 'mode' });
+  }
+  const masterName = resolve(String(config.masterName ?? '').trim()).trim() || 'mymaster';
+  if (mode === 'sentinel' && !/^[A-Za-z0-9._-]{1,64}$/.test(masterName)) {
+    throw new GatewayError('BAD_INPUT', 'masterName: letters, digits, ".", "_" and "-" only (for example mymaster)', { field: 'masterName' });
+  }
+  const sentinels = mode === 'sentinel' ? parseHostPorts('sentinels', resolve(String(config.sentinels ?? '').trim())) : [];
+  const nodes = mode === 'cluster' ? parseHostPorts('nodes', resolve(String(config.nodes ?? '').trim())) : [];
+  if (mode === 'cluster' && !/^\/?(0)?$/.test(new URL(url).pathname)) {
+    throw new GatewayError('BAD_INPUT', 'url: a cluster has database 0 only; end the URL with /0 or nothing', { field: 'url' });
+  }
+  if (mode === 'sentinel') return { url, keyPrefix, mode, sentinels, masterName };
+  if (mode === 'cluster') return { url, keyPrefix, mode, nodes };
   return { url, keyPrefix };
 }
 
@@ -89,7 +117,12 @@ export default function register(RED: NodeAPI): void {
         username: env(node.credentials?.username ?? ''),
         password: env(node.credentials?.password ?? ''),
         tls,
-        label: `redis ${redisAddress(node.settings.url)}`,
+        mode: node.settings.mode ?? 'standalone',
+        sentinels: node.settings.sentinels ?? [],
+        masterName: node.settings.masterName ?? 'mymaster',
+        sentinelPassword: env(node.credentials?.sentinelPassword ?? ''),
+        nodes: node.settings.nodes ?? [],
+        ...(node.settings.mode ? {} : { label: `redis ${redisAddress(node.settings.url)}` }),
       });
       // One warning per outage, not one per reconnect attempt; never the URL's credentials.
       let warned = false;
@@ -99,16 +132,30 @@ export default function register(RED: NodeAPI): void {
         node.warn(`${label}: Redis at ${conn.address} cannot be reached (${err.message}); reconnecting`);
       });
       conn.on('up', () => {
-        if (warned) node.log(`${label}: Redis at ${conn.address} is reachable again`);
+        // After a failover: the one "reachable again", naming the new master.
+        const master = conn.mode === 'standalone' ? '' : conn.master() ? `; master now ${conn.master()}` : '';
+        if (warned) node.log(`${label}: Redis at ${conn.address} is reachable again${master}`);
         warned = false;
       });
+      // A reply past the bound (not our Redis, or a broken one): one warning per connection object.
+      conn.on('oversize', (err: Error) => node.warn(`${label}: ${err.message}`));
       return conn;
     });
 
     // The account factory asks this resolver for every account; it answers for those naming this node.
     const instanceId = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
     const unprovide = provideSharedState((account, cfg) => {
-      if (configError || cfg.redis !== node.id) return undefined;
+      if (cfg.redis !== node.id) return undefined;
+      // A broken Redis node never means "in-process" for its accounts (the fleet would go
+      // over the limits): their requests fail with its error (BAD_INPUT naming the field).
+      if (configError) {
+        const err = configError;
+        return {
+          rateBudget: () => {
+            throw err;
+          },
+        };
+      }
       const conn = shared.register(`${account.kind}:${account.id}`);
       return redisSharedState(conn, (a) => accountSettings(RED, a), instanceId);
     });
@@ -119,6 +166,7 @@ export default function register(RED: NodeAPI): void {
     };
     node.deregister = (user) => shared.deregister(user.id);
     node.userCount = () => shared.userCount;
+    node.master = (key) => shared.current?.master(key);
 
     node.on('close', (_removed: boolean, done: () => void) => {
       unprovide();
@@ -129,10 +177,18 @@ export default function register(RED: NodeAPI): void {
     });
   }
 
+  // The dialog asks which node is master now (credential-free: host:port only).
+  RED.httpAdmin?.get('/iotgw-redis/:id/master', RED.auth.needsPermission('iotgw-redis.read'), (req, res) => {
+    const n = RED.nodes.getNode(String(req.params.id)) as RedisConfigNode | null;
+    if (!n || typeof n.master !== 'function') return void res.sendStatus(404);
+    res.json({ mode: n.settings.mode ?? 'standalone', master: n.master() ?? null });
+  });
+
   RED.nodes.registerType('iotgw-redis', IotgwRedisNode as unknown as (this: Node, config: NodeDef) => void, {
     credentials: {
       username: { type: 'text' },
       password: { type: 'password' },
+      sentinelPassword: { type: 'password' },
     },
   });
 }

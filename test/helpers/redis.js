@@ -53,8 +53,11 @@ function canConnect(port) {
 }
 
 class RedisServer {
-  constructor(bin) {
+  /** `args`: extra arguments (replicaof, cluster-enabled ...); `conf`: a config file's text (sentinels need one). */
+  constructor(bin, { args = [], conf } = {}) {
     this.bin = bin;
+    this.args = args;
+    this.conf = conf;
     this.port = undefined;
     this.proc = undefined;
     this.dir = undefined;
@@ -69,7 +72,14 @@ class RedisServer {
   async start(timeoutMs = 10000) {
     if (!this.port) this.port = await freePort();
     if (!this.dir) this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-redis-'));
-    this.proc = spawn(this.bin, ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir, '--protected-mode', 'yes'], {
+    const extra = typeof this.args === 'function' ? this.args(this) : this.args;
+    let head = [];
+    if (this.conf !== undefined) {
+      const file = path.join(this.dir, 'server.conf');
+      if (!fs.existsSync(file)) fs.writeFileSync(file, typeof this.conf === 'function' ? this.conf(this) : this.conf);
+      head = [file];
+    }
+    this.proc = spawn(this.bin, [...head, '--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir, '--protected-mode', 'yes', ...extra], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const proc = this.proc;
@@ -100,6 +110,187 @@ class RedisServer {
     await this.stop();
     if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
     this.dir = undefined;
+  }
+}
+
+const CLI = '/usr/bin/redis-cli';
+
+/** Runs redis-cli against 127.0.0.1:`port` and returns its output (text). */
+function cli(port, ...args) {
+  const r = spawnSync(CLI, ['-h', '127.0.0.1', '-p', String(port), ...args.map(String)], { encoding: 'utf8', timeout: 10000 });
+  if (r.error) throw r.error;
+  return (r.stdout || '').trim();
+}
+
+async function until(pred, ms, what) {
+  const start = Date.now();
+  for (;;) {
+    let ok;
+    try {
+      ok = await pred();
+    } catch {
+      ok = false;
+    }
+    if (ok) return;
+    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * A Sentinel set on loopback: one master, one replica and three `redis-server --sentinel`
+ * (quorum 2, a master is down after 1 s). `destroy()` stops every process and removes
+ * every directory.
+ */
+class SentinelSet {
+  constructor(bin = findRedisServer(), { name = 'mymaster' } = {}) {
+    this.bin = bin;
+    this.name = name;
+    this.servers = [];
+    this.sentinels = [];
+  }
+
+  async start() {
+    const master = new RedisServer(this.bin);
+    await master.start();
+    const replica = new RedisServer(this.bin, { args: ['--replicaof', '127.0.0.1', String(master.port)] });
+    await replica.start();
+    this.servers = [master, replica];
+    for (let i = 0; i < 3; i++) {
+      const conf = (s) =>
+        [
+          `port ${s.port}`,
+          `sentinel monitor ${this.name} 127.0.0.1 ${master.port} 2`,
+          `sentinel down-after-milliseconds ${this.name} 1000`,
+          `sentinel failover-timeout ${this.name} 4000`,
+          `sentinel parallel-syncs ${this.name} 1`,
+          '',
+        ].join('\n');
+      const s = new RedisServer(this.bin, { conf, args: ['--sentinel'] });
+      await s.start();
+      this.sentinels.push(s);
+    }
+    await until(() => /master_link_status:up/.test(cli(replica.port, 'info', 'replication')), 20000, 'the replica to sync');
+    await until(() => this.sentinels.every((s) => /num-other-sentinels\n2/.test(cli(s.port, 'sentinel', 'master', this.name)) && /num-slaves\n1/.test(cli(s.port, 'sentinel', 'master', this.name))), 20000, 'the sentinels to know each other and the replica');
+    return this;
+  }
+
+  /** "127.0.0.1:p1,127.0.0.1:p2,..." of the sentinels. */
+  get sentinelList() {
+    return this.sentinels.map((s) => `127.0.0.1:${s.port}`).join(',');
+  }
+
+  /** The master's port as the sentinels see it now. */
+  masterPort() {
+    for (const s of this.sentinels) {
+      if (!s.proc) continue;
+      const out = cli(s.port, 'sentinel', 'get-master-addr-by-name', this.name).split('\n');
+      if (out.length >= 2 && /^\d+$/.test(out[1])) return Number(out[1]);
+    }
+    return undefined;
+  }
+
+  server(port) {
+    return this.servers.find((s) => s.port === port);
+  }
+
+  /** SIGKILLs the master; resolves with it once a replica has been promoted (its port changed). */
+  async killMaster(timeoutMs = 30000) {
+    const port = this.masterPort();
+    const dead = this.server(port);
+    await dead.stop('SIGKILL');
+    const t0 = Date.now();
+    await until(() => {
+      const p = this.masterPort();
+      return p && p !== port && /role:master/.test(cli(p, 'info', 'replication'));
+    }, timeoutMs, 'a replica to be promoted');
+    return { dead, failoverMs: Date.now() - t0 };
+  }
+
+  /** Starts a stopped server again, as a replica of the master now (the sentinels would make it one too). */
+  async rejoin(server) {
+    server.args = ['--replicaof', '127.0.0.1', String(this.masterPort())];
+    await server.start();
+    await until(() => /master_link_status:up/.test(cli(server.port, 'info', 'replication')), 60000, 'the old master to sync as a replica').catch((err) => {
+      throw new Error(`${err.message}: ${cli(server.port, 'info', 'replication').replace(/\r?\n/g, ' ')}; sentinels name ${this.masterPort()}`);
+    });
+  }
+
+  async destroy() {
+    for (const s of [...this.sentinels, ...this.servers]) await s.destroy().catch(() => {});
+  }
+}
+
+/**
+ * A Redis Cluster on loopback: three masters with a replica each (`redis-cli --cluster
+ * create ... --cluster-replicas 1`), node timeout 2 s. `destroy()` stops every process and
+ * removes every directory.
+ */
+class ClusterSet {
+  constructor(bin = findRedisServer()) {
+    this.bin = bin;
+    this.servers = [];
+  }
+
+  async start() {
+    for (let i = 0; i < 6; i++) {
+      const s = new RedisServer(this.bin, { args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000', '--cluster-replica-validity-factor', '0'] });
+      await s.start();
+      this.servers.push(s);
+    }
+    const r = spawnSync(CLI, ['--cluster', 'create', ...this.servers.map((s) => `127.0.0.1:${s.port}`), '--cluster-replicas', '1', '--cluster-yes'], { encoding: 'utf8', timeout: 30000 });
+    if (r.status !== 0) throw new Error(`redis-cli --cluster create failed: ${r.stdout} ${r.stderr}`);
+    await until(() => this.servers.every((s) => /cluster_state:ok/.test(cli(s.port, 'cluster', 'info'))), 30000, 'the cluster to be ok');
+    await until(() => this.servers.filter((s) => /role:slave/.test(cli(s.port, 'info', 'replication')) && /master_link_status:up/.test(cli(s.port, 'info', 'replication'))).length === 3, 30000, 'the replicas to sync');
+    return this;
+  }
+
+  get nodeList() {
+    return this.servers.map((s) => `127.0.0.1:${s.port}`).join(',');
+  }
+
+  /** The port of the master that serves `slot` now (from CLUSTER SLOTS of a live node). */
+  masterOfSlot(slot) {
+    for (const s of this.servers) {
+      if (!s.proc) continue;
+      const lines = cli(s.port, 'cluster', 'nodes').split('\n');
+      for (const l of lines) {
+        const f = l.split(' ');
+        if (!/master/.test(f[2] || '') || /fail/.test(f[2])) continue;
+        for (const range of f.slice(8)) {
+          const [a, b] = range.split('-').map(Number);
+          if (slot >= a && slot <= (b ?? a)) return Number(f[1].split(':')[1].split('@')[0]);
+        }
+      }
+    }
+    return undefined;
+  }
+
+  server(port) {
+    return this.servers.find((s) => s.port === port);
+  }
+
+  /** SIGKILLs the master of `slot`; resolves once its replica serves the slot. */
+  async killMasterOf(slot, timeoutMs = 30000) {
+    const port = this.masterOfSlot(slot);
+    const dead = this.server(port);
+    await dead.stop('SIGKILL');
+    const t0 = Date.now();
+    await until(() => {
+      const p = this.masterOfSlot(slot);
+      return p && p !== port && /cluster_state:ok/.test(cli(p, 'cluster', 'info'));
+    }, timeoutMs, 'the replica to take the slot');
+    return { dead, failoverMs: Date.now() - t0 };
+  }
+
+  /** Starts a killed node again: it rejoins (its nodes.conf) as a replica. */
+  async rejoin(server) {
+    await server.start();
+    await until(() => /role:slave/.test(cli(server.port, 'info', 'replication')) && /master_link_status:up/.test(cli(server.port, 'info', 'replication')), 30000, 'the old master to rejoin as a replica');
+  }
+
+  async destroy() {
+    for (const s of this.servers) await s.destroy().catch(() => {});
   }
 }
 
@@ -142,4 +333,4 @@ function describeRedis(title, fn) {
   });
 }
 
-module.exports = { RedisServer, describeRedis, findRedisServer, freePort };
+module.exports = { RedisServer, SentinelSet, ClusterSet, describeRedis, findRedisServer, freePort, cli };

@@ -45,6 +45,9 @@ export interface AccountOptions {
   auth: Record<string, () => AuthProvider>;
   /** Public identity of the credentials for the AccountKey (a client ID), never a secret. */
   principal?: string;
+  /** See AccountKey.identity and AccountKey.binding (computed at first use). */
+  identity?: () => string;
+  binding?: (name: string) => string;
   /** The config node's raw settings, for shared-state resolvers. */
   config?: Readonly<Record<string, unknown>>;
   /** A shared-state backend; default: asks the resolvers registered in ./shared.ts. */
@@ -74,7 +77,14 @@ export interface Account {
 
 /** Builds an account from settings already read by a config node. */
 export function createAccount(opts: AccountOptions): Account {
-  const key: AccountKey = { kind: opts.kind, id: opts.id, baseUrl: opts.baseUrl, principal: opts.principal ?? '' };
+  const key: AccountKey = {
+    kind: opts.kind,
+    id: opts.id,
+    baseUrl: opts.baseUrl,
+    principal: opts.principal ?? '',
+    ...(opts.identity ? { identity: opts.identity } : {}),
+    ...(opts.binding ? { binding: opts.binding } : {}),
+  };
   let shared: SharedState | undefined;
   let sharedResolved = false;
   const sharedState = (): SharedState | undefined => {

@@ -103,6 +103,18 @@ export interface AccountKey {
   baseUrl: string;
   /** A public, secret-free identity of the credentials (a client ID), '' when there is none. */
   principal: string;
+  /**
+   * Without a principal: a secret-free name of the credentials (a SHA-256 of a static
+   * token, of an app's login e-mail), so the account's keys follow its credentials, not
+   * the config node's id (issue 25); '' when there are none.
+   */
+  identity?: () => string;
+  /**
+   * A one-way digest of the credentials behind auth `name` that fetch its token (client ID
+   * and secret, login and password): a shared token is kept under it, so only an instance
+   * with the same credentials uses it; '' when `name` fetches no token.
+   */
+  binding?: (name: string) => string;
 }
 
 /**

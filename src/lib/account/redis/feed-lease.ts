@@ -115,6 +115,16 @@ export class RedisFeedLease extends EventEmitter implements FeedLease {
         continue;
       }
       if (r > 0) {
+        try {
+          // Sentinel, cluster: held only once a replica has it (a promoted replica must not grant it again).
+          await this.conn.acknowledged('taking the feed lease', leaseKey, Math.max(500, this.leaseMs / 3));
+        } catch (err) {
+          if (signal?.aborted) throw signal.reason;
+          if ((err as { code?: string }).code !== 'SHARED_STATE') throw err;
+          this.setState(feed, 'down');
+          await abortableSleep(Math.max(50, Math.floor(this.leaseMs / 4)), signal);
+          continue;
+        }
         this.hold(feed, r, started);
         this.setState(feed, 'active');
         return r;
@@ -137,6 +147,11 @@ export class RedisFeedLease extends EventEmitter implements FeedLease {
         const t0 = Date.now();
         this.conn
           .run('renewing the feed lease', (c) => this.renewLua(c, [leaseKey], [value, this.leaseMs]), { timeoutMs: Math.max(200, this.leaseMs / 3) })
+          .then(async (ok) => {
+            // Sentinel, cluster: the longer lifetime counts only once a replica has it.
+            if (Number(ok) === 1) await this.conn.acknowledged('renewing the feed lease', leaseKey, Math.max(200, this.leaseMs / 3));
+            return ok;
+          })
           .then(
             (ok) => {
               if (this.holds.get(feed) !== held) return;

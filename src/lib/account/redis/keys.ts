@@ -4,7 +4,7 @@
  * a secret in clear. Every key of one account carries the same hash tag, so the account's
  * Lua scripts (which touch several keys) also run on a Redis Cluster.
  */
-import { createHash } from 'node:crypto';
+import { createHash, scryptSync } from 'node:crypto';
 
 const sha256 = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
 
@@ -31,6 +31,20 @@ function normalizeBase(baseUrl: string): string {
 export function accountHash(id: AccountIdentity): string {
   const who = id.clientId ? `client:${id.clientId}` : id.token ? `token:${sha256(id.token)}` : 'anonymous';
   return sha256(`${normalizeBase(id.baseUrl)}\n${who}`).slice(0, 24);
+}
+
+/**
+ * A one-way digest of secret credentials (a client secret, a login password), for a key
+ * that must differ when they differ: scrypt (a costly hash: a reader of Redis cannot test
+ * guesses quickly), salted with the public part, 16 hex digits.
+ */
+export function credentialDigest(publicPart: string, secret: string): string {
+  return scryptSync(secret, `iotgw-token-binding\n${publicPart}`, 8, { N: 16384, r: 8, p: 1 }).toString('hex');
+}
+
+/** The secret-free identity of a static token or a login (its SHA-256). */
+export function tokenIdentity(kind: 'token' | 'login', value: string): string {
+  return `${kind}:${sha256(value)}`;
 }
 
 /** A name part of a key: no braces (they would move the hash tag), no control characters. */

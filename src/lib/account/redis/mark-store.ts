@@ -6,10 +6,9 @@
  * generation than the stored one (a `{fromUTC}` reset happened meanwhile) with reason
  * 'generation'.
  */
-import { GatewayError } from '../../common/errors';
 import type { FeedMark, MarkStore } from '../types';
 import type { AccountKeys } from './keys';
-import type { RedisConnection } from './connection';
+import { SharedStateError, type RedisConnection } from './connection';
 import { script } from './script';
 
 /** KEYS: mark, fence. ARGV: fromUtc, seen JSON, generation, fence ('' = none). */
@@ -22,13 +21,7 @@ if g > tonumber(ARGV[3]) then return redis.error_reply('GENERATION the mark was 
 redis.call('HSET', KEYS[1], 'fromUtc', ARGV[1], 'seen', ARGV[2], 'generation', ARGV[3], 'fence', ARGV[4])
 return 1`;
 
-export class SharedStateError extends GatewayError {
-  readonly reason: string;
-  constructor(message: string, reason: string) {
-    super('SHARED_STATE', message);
-    this.reason = reason;
-  }
-}
+export { SharedStateError };
 
 export interface RedisMarkStoreOptions {
   /** How long a caller waits for Redis. */
@@ -45,7 +38,13 @@ export class RedisMarkStore implements MarkStore {
   ) {}
 
   async load(feed: string): Promise<FeedMark | undefined> {
-    const h = await this.conn.run('reading the feed mark', (r) => r.hgetall(this.keys.key('mark', feed)), { timeoutMs: this.opts.timeoutMs });
+    const key = this.keys.key('mark', feed);
+    // Sentinel, cluster: the read also waits until what this instance wrote before (the
+    // last mark, the lease) is on a replica, so nothing is emitted past a mark a promoted
+    // replica would not hold.
+    const h = this.conn.replicated
+      ? await this.conn.acknowledged<Record<string, string>>('reading the feed mark', key, this.opts.timeoutMs, (p) => p.hgetall(key))
+      : await this.conn.run('reading the feed mark', (r) => r.hgetall(key), { timeoutMs: this.opts.timeoutMs });
     if (!h || typeof h.fromUtc !== 'string') return undefined;
     let seen: string[] = [];
     try {
@@ -62,6 +61,7 @@ export class RedisMarkStore implements MarkStore {
     const args = [mark.fromUtc, JSON.stringify(mark.seen), mark.generation, fence === undefined ? '' : fence];
     try {
       await this.conn.run('writing the feed mark', (r) => this.saveLua(r, keys, args), { timeoutMs: this.opts.timeoutMs });
+      await this.conn.acknowledged('writing the feed mark', keys[0]!, this.opts.timeoutMs);
     } catch (err) {
       const m = err instanceof Error ? err.message : '';
       if (m.startsWith('FENCED')) throw new SharedStateError(`feed ${feed}: the mark was not written: this poller lost its lease (${m.slice(7)})`, 'fenced');

@@ -22,9 +22,16 @@ import { script } from './script';
 
 const NOW = `local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
-/** KEYS: window, penalty. ARGV: limit, windowMs+margin, member, inflightMs. Returns 0 (granted), >0 wait ms, -1 busy (calls in flight). */
+/**
+ * KEYS: window, penalty. ARGV: limit, windowMs+margin, member, inflightMs, unknownMs.
+ * Returns 0 (granted), >0 wait ms, -1 busy (calls in flight). unknownMs > 0 (after a
+ * failover: the window the new master holds may lack calls) counts the window as full
+ * for that long first.
+ */
 const RATE_ACQUIRE = `${NOW}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local unknown = tonumber(ARGV[5] or '0')
+if unknown > 0 and redis.call('PTTL', KEYS[2]) < unknown then redis.call('SET', KEYS[2], '1', 'PX', unknown) end
 local pen = redis.call('PTTL', KEYS[2])
 if pen > 0 then return pen end
 local limit = tonumber(ARGV[1])
@@ -104,6 +111,9 @@ export class RedisRateBudget implements RateBudget {
   private readonly held = new Set<string>();
   private readonly waiters = new Set<Waiter>();
   private readonly freeAt = new Map<string, number>();
+  /** The master each group's window was last counted on; groups whose window is unknown. */
+  private readonly masters = new Map<string, string>();
+  private readonly unknown = new Set<string>();
   private renewTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly label: string;
@@ -130,6 +140,21 @@ export class RedisRateBudget implements RateBudget {
 
   private inflightMs(windowMs: number): number {
     return this.opts.inflightMs ?? 2 * this.opts.timeoutMs + windowMs;
+  }
+
+  /**
+   * Sentinel, cluster: true when the master holding this group's window changed since the
+   * last grant (a failover): the new master may lack calls granted on the old one, so the
+   * window counts as full for one window (RATE_ACQUIRE's unknownMs).
+   */
+  private unknownWindow(group: string, key: string): boolean {
+    if (!this.conn.replicated) return false;
+    const now = this.conn.master(key);
+    if (!now) return this.unknown.has(group);
+    const before = this.masters.get(group);
+    this.masters.set(group, now);
+    if (before && before !== now) this.unknown.add(group);
+    return this.unknown.has(group);
   }
 
   msUntilFree(group: string): number {
@@ -212,7 +237,12 @@ export class RedisRateBudget implements RateBudget {
     const pkey = this.keys.key('pen', group);
     await this.wait(
       `waiting for a ${group} slot`,
-      async () => Number(await this.rateAcquire(this.conn.client, [wkey, pkey], [calls, span, member, inflight])),
+      async () => {
+        const unknown = this.unknownWindow(group, wkey) ? span : 0;
+        const r = Number(await this.rateAcquire(this.conn.client, [wkey, pkey], [calls, span, member, inflight, unknown]));
+        if (unknown) this.unknown.delete(group);
+        return r;
+      },
       group,
       signal,
     );

@@ -78,7 +78,12 @@ export class GatedRedisRateBudget extends RedisRateBudget {
 }
 
 export function redisSharedState(conn: RedisConnection, settings: (account: AccountKey) => RedisAccountSettings, instanceId?: string): SharedState {
-  const keysOf = (a: AccountKey) => AccountKeys.of(conn.keyPrefix, { baseUrl: a.baseUrl, ...(a.principal ? { clientId: a.principal } : { clientId: `${a.kind}:${a.id}` }) });
+  // The account is its base URL and credentials (issue 25): the client ID, else a hash of
+  // the static token or login; the config node's id only when it has no credentials at all.
+  const keysOf = (a: AccountKey) => {
+    const identity = a.principal ? '' : a.identity?.() ?? '';
+    return AccountKeys.of(conn.keyPrefix, { baseUrl: a.baseUrl, ...(a.principal ? { clientId: a.principal } : identity ? { token: identity } : { clientId: `${a.kind}:${a.id}` }) });
+  };
   return {
     rateBudget(account: AccountKey, _local: RateBudget): RateBudget {
       const s = settings(account);
@@ -106,7 +111,8 @@ export function redisSharedState(conn: RedisConnection, settings: (account: Acco
         const left = local.expiresInMs?.();
         return { token, expiresInMs: left !== undefined && Number.isFinite(left) && left > 0 ? left : lifetime };
       };
-      return new RedisTokenSource(conn, new AccountKeys(keys.prefix, keys.hash), fetcher, { timeoutMs: s.timeoutMs, skewMs: 0 }).named(name);
+      const binding = account.binding?.(name) ?? '';
+      return new RedisTokenSource(conn, new AccountKeys(keys.prefix, keys.hash), fetcher, { timeoutMs: s.timeoutMs, skewMs: 0, ...(binding ? { binding } : {}) }).named(name);
     },
     markStore(account: AccountKey, _local: MarkStore): MarkStore {
       return new RedisMarkStore(conn, keysOf(account), { timeoutMs: settings(account).timeoutMs });

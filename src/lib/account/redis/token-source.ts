@@ -27,6 +27,11 @@ export interface RedisTokenSourceOptions {
   timeoutMs: number;
   /** Taken off the lifetime (at most half of it). Default 30 s. */
   skewMs?: number;
+  /**
+   * A digest of the credentials that fetch the token (keys.ts credentialDigest), stored
+   * beside the token, so an instance with other credentials (a wrong secret) never uses it.
+   */
+  binding?: string;
 }
 
 /** KEYS: token. Returns {token, pttl} or nil. */
@@ -68,6 +73,18 @@ export class RedisTokenSource implements TokenSource {
     return this.name === 'bearer' ? this.keys.key('token') : this.keys.key('token', this.name);
   }
 
+  /** The token as stored: after the digest of the credentials that fetched it, when bound. */
+  private stored(token: string): string {
+    return this.opts.binding ? `${this.opts.binding}\n${token}` : token;
+  }
+
+  /** The token of a stored value, or undefined when other credentials fetched it. */
+  private ours(value: string): string | undefined {
+    if (!this.opts.binding) return value;
+    const head = `${this.opts.binding}\n`;
+    return value.startsWith(head) ? value.slice(head.length) : undefined;
+  }
+
   token(signal?: AbortSignal): Promise<string> {
     if (this.cached && Date.now() < this.cachedUntil) return Promise.resolve(this.cached);
     // One flight per instance; it takes no caller's signal (one closing node must not fail its siblings).
@@ -96,7 +113,10 @@ export class RedisTokenSource implements TokenSource {
     for (;;) {
       if (this.closed) throw new Error('token source closed');
       const got = (await this.conn.run('reading the shared token', (r) => this.getToken(r, [tokenKey], []), { timeoutMs })) as [string, number] | null;
-      if (got && got[1] > 0) return this.remember(got[0], Number(got[1]));
+      const mine = got && got[1] > 0 ? this.ours(String(got[0])) : undefined;
+      // A token fetched with other credentials (a wrong secret here, or there) is never used:
+      // this instance fetches with its own, and the service answers (401 for a wrong secret).
+      if (mine !== undefined) return this.remember(mine, Number(got![1]));
       const locked = await this.conn.run('locking the token fetch', (r) => r.set(lockKey, me, 'PX', lockMs, 'NX'), { timeoutMs });
       if (locked === 'OK') {
         try {
@@ -104,7 +124,7 @@ export class RedisTokenSource implements TokenSource {
           const f = await this.fetcher();
           const skew = Math.min(this.opts.skewMs ?? 30_000, f.expiresInMs / 2);
           const ttl = Math.max(1000, Math.floor(f.expiresInMs - skew));
-          await this.conn.run('storing the shared token', (r) => r.set(tokenKey, f.token, 'PX', ttl), { timeoutMs });
+          await this.conn.run('storing the shared token', (r) => r.set(tokenKey, this.stored(f.token), 'PX', ttl), { timeoutMs });
           return this.remember(f.token, ttl);
         } finally {
           await this.conn.run('unlocking the token fetch', (r) => this.delIf(r, [lockKey], [me]), { timeoutMs }).catch(() => {});
@@ -134,7 +154,7 @@ export class RedisTokenSource implements TokenSource {
       this.cachedUntil = 0;
     }
     const tokenKey = this.tokenKey();
-    void this.conn.run('dropping the refused token', (r) => this.delIf(r, [tokenKey], [refused]), { timeoutMs: this.opts.timeoutMs }).catch(() => {});
+    void this.conn.run('dropping the refused token', (r) => this.delIf(r, [tokenKey], [this.stored(refused)]), { timeoutMs: this.opts.timeoutMs }).catch(() => {});
     return true;
   }
 
