@@ -40,6 +40,17 @@ function nodeEntry() {
   return lines.join('\n');
 }
 
+/** "node-red.plugins": src/plugins/<name>.ts each, exported by name (its default export is the plugin function). */
+function pluginEntry() {
+  const lines = ["'use strict';"];
+  for (const [name, file] of Object.entries(pkg['node-red'].plugins ?? {})) {
+    const src = path.join('src', 'plugins', `${path.basename(file, '.js')}.ts`);
+    if (!fs.existsSync(path.join(ROOT, src))) throw new Error(`node-red.plugins["${name}"]: ${src} is missing`);
+    lines.push(`exports[${JSON.stringify(name)}] = require(${JSON.stringify(`./${src.split(path.sep).join('/')}`)}).default;`);
+  }
+  return lines.join('\n');
+}
+
 /** What `import ... from 'undici'` may name in src: undici's main module requires all of undici (fetch, websocket, mocks, caches). */
 const UNDICI_PARTS = {
   Agent: 'undici/lib/dispatcher/agent.js',
@@ -136,6 +147,8 @@ async function main() {
     { name: 'undici.js', keepNames: false, stdin: { contents: "module.exports = require('undici');", resolveDir: ROOT, sourcefile: 'undici-entry.js', loader: 'js' } },
     { name: 'ioredis.js', stdin: { contents: "module.exports = require('ioredis');", resolveDir: ROOT, sourcefile: 'ioredis-entry.js', loader: 'js' } },
     { name: 'index.js', entryPoints: [path.join(ROOT, 'src/index.ts')] },
+    // The editor plugins of package.json "node-red.plugins" (the sidebar's admin route and comms).
+    { name: 'plugins.js', keepNames: false, stdin: { contents: pluginEntry(), resolveDir: ROOT, sourcefile: 'plugins-entry.js', loader: 'js' } },
     { name: 'cli.js', entryPoints: [path.join(ROOT, 'src/simulator/cli.ts')] }, // keeps the source's #! line
   ];
   for (const b of builds) {
@@ -208,10 +221,14 @@ function writeRegistrar() {
   process.stdout.write(`[bundle] dist/bundle/nodes.js: ${(fs.statSync(path.join(OUT, 'nodes.js')).size / 1024).toFixed(1)} kB (registrar)\n`);
 }
 
-/** nodes/<name>.js for every entry of "node-red.nodes": one line requiring the bundle (written only when it differs). */
+/** nodes/<name>.js for every entry of "node-red.nodes" and "node-red.plugins": one line requiring the bundle (written only when it differs). */
 function writeShims() {
-  for (const [type, file] of Object.entries(pkg['node-red'].nodes)) {
-    const shim = `// Bundled from src/nodes/${path.basename(file, '.js')}.ts by scripts/bundle.js (npm run build); this file is written by it.\nmodule.exports = require('../dist/bundle/nodes.js')[${JSON.stringify(type)}];\n`;
+  const entries = [
+    ...Object.entries(pkg['node-red'].nodes).map(([type, file]) => [type, file, 'nodes', 'nodes.js']),
+    ...Object.entries(pkg['node-red'].plugins ?? {}).map(([name, file]) => [name, file, 'plugins', 'plugins.js']),
+  ];
+  for (const [type, file, dir, bundle] of entries) {
+    const shim = `// Bundled from src/${dir}/${path.basename(file, '.js')}.ts by scripts/bundle.js (npm run build); this file is written by it.\nmodule.exports = require('../dist/bundle/${bundle}')[${JSON.stringify(type)}];\n`;
     const at = path.join(ROOT, file);
     if (!fs.existsSync(at) || fs.readFileSync(at, 'utf8') !== shim) {
       fs.writeFileSync(at, shim);
