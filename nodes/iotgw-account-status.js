@@ -1,2 +1,2 @@
-// Bundled from src/nodes/iotgw-account-status.ts by scripts/bundle.js (npm run build); this file is written by it.
-module.exports = require('../dist/bundle/nodes.js')["iotgw-account-status"];
+// The registrar entry of iotgw-account-status (src/nodes/iotgw-account-status.ts); written by scripts/registrar.js (npm run build).
+module.exports = require('../dist/nodes.js')["iotgw-account-status"];

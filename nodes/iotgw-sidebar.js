@@ -1,2 +1,2 @@
-// Bundled from src/plugins/iotgw-sidebar.ts by scripts/bundle.js (npm run build); this file is written by it.
-module.exports = require('../dist/bundle/plugins.js')["iotgw-sidebar"];
+// The editor plugin iotgw-sidebar (src/plugins/iotgw-sidebar.ts); written by scripts/registrar.js (npm run build).
+module.exports = require('../dist/plugins/iotgw-sidebar.js').default;
