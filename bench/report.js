@@ -252,7 +252,7 @@ definitions (every message decoded into \`msg.fields\` and \`Payload\`), ${d.rou
 | 30-field message decodes/s, encodes/s | ${n(x.decodesPerSecond)}, ${n(x.encodesPerSecond)} | (reference) | |
 | 30-field message heap bytes per decoded message | ${n(x.heapBytesPerDecoded)} | (reference) | |
 | drain of ${n(d.backlog)}: without / with definitions | ${n(d.withoutSeconds)} s / ${n(d.withSeconds)} s (${n(d.addedPct)}% added) | ≤ 20% added | ${yes(f.met.drain20pct)} |
-
+${f.micro.load10k ? `| load of a definitions file of 10,000 messages (${n(Math.round(f.micro.load10k.bytes / 1024))} kB), median of 5 | ${n(f.micro.load10k.medianMs)} ms | < 1 s | ${yes(f.met.load10kUnder1s)} |\n` : ''}
 ${runLine(f)}
 ${busyNote(f)}`;
 }
