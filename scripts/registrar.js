@@ -98,9 +98,24 @@ function writeShims() {
   }
 }
 
+/** nodes/<name>.js for every editor plugin of "node-red.plugins" (src/plugins/<name>.ts): its default export. */
+function writePluginShims() {
+  for (const [id, file] of Object.entries(pkg['node-red'].plugins ?? {})) {
+    const name = path.basename(file, '.js');
+    if (!fs.existsSync(path.join(DIST, 'plugins', `${name}.js`))) throw new Error(`node-red.plugins["${id}"]: dist/plugins/${name}.js is missing (src/plugins/${name}.ts?)`);
+    const shim = `// The editor plugin ${id} (src/plugins/${name}.ts); written by scripts/registrar.js (npm run build).\nmodule.exports = require('../dist/plugins/${name}.js').default;\n`;
+    const at = path.join(ROOT, file);
+    if (!fs.existsSync(at) || fs.readFileSync(at, 'utf8') !== shim) {
+      fs.writeFileSync(at, shim);
+      process.stdout.write(`[build] wrote ${file}\n`);
+    }
+  }
+}
+
 try {
   writeRegistrar();
   writeShims();
+  writePluginShims();
   fs.chmodSync(path.join(DIST, 'simulator', 'cli.js'), 0o755);
 } catch (err) {
   process.stderr.write(`${err.stack || err}\n`);

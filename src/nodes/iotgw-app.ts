@@ -81,6 +81,7 @@ export default function register(RED: NodeAPI): void {
       kind: 'app',
       id: node.id,
       label: `application API ${new URL(s.baseUrl).host}`,
+      name: config.name,
       baseUrl: s.baseUrl,
       timeoutMs: s.timeoutMs,
       maxConcurrent: MAX_CONCURRENT,

@@ -106,6 +106,7 @@ export default function register(RED: NodeAPI): void {
       kind: 'gateway',
       id: node.id,
       label: `gateway ${new URL(s.baseUrl).host}`,
+      name: config.name,
       baseUrl: s.baseUrl,
       timeoutMs: s.timeoutMs,
       maxConcurrent: s.maxConcurrent,
@@ -163,7 +164,7 @@ export default function register(RED: NodeAPI): void {
     node.brokerClient = () => {
       if (!s.brokerBaseUrl) return node.client();
       if (configError) throw configError;
-      brokerClient ??= new ApiClient({ label: `broker ${new URL(s.brokerBaseUrl).host}`, baseUrl: s.brokerBaseUrl, timeoutMs: s.timeoutMs, maxConcurrent: s.maxConcurrent, maxRetries: s.maxRetries, maxQueue: s.maxQueue, tls });
+      brokerClient ??= new ApiClient({ label: `broker ${new URL(s.brokerBaseUrl).host}`, baseUrl: s.brokerBaseUrl, timeoutMs: s.timeoutMs, maxConcurrent: s.maxConcurrent, maxRetries: s.maxRetries, maxQueue: s.maxQueue, tls, observer: node.account.watch });
       return brokerClient;
     };
     node.catalogue = new ErrorCatalogue(() => ({ client: node.client(), auth: node.bearerAuth(), path: node.apiPath(TERMINAL_PATHS.errorCodes) }));

@@ -69,10 +69,12 @@ ${
 class ChildRed {
   /**
    * `nodeArgs`: options for the child's node (e.g. --expose-gc); `ipc`: open an IPC
-   * channel to it (the benchmarks use one). `startMs` is how long start() took.
+   * channel to it (the benchmarks use one); `readyPath`: the admin path that answers 200 once
+   * it is up (`/auth/login` when the settings set adminAuth). `startMs` is how long start() took.
    */
-  constructor(userDir, { nodeArgs = [], ipc = false } = {}) {
+  constructor(userDir, { nodeArgs = [], ipc = false, readyPath = '/settings' } = {}) {
     this.userDir = userDir;
+    this.readyPath = readyPath;
     this.nodeArgs = nodeArgs;
     this.ipcChannel = ipc;
     this.output = '';
@@ -96,7 +98,7 @@ class ChildRed {
     for (;;) {
       if (this.proc.exitCode !== null) throw new Error(`Node-RED exited at start:\n${this.output.slice(-3000)}`);
       try {
-        const r = await fetch(`${this.url}/settings`, { signal: AbortSignal.timeout(2000) });
+        const r = await fetch(`${this.url}${this.readyPath}`, { signal: AbortSignal.timeout(2000) });
         if (r.ok) break;
       } catch {
         /* not up yet */

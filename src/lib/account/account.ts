@@ -18,6 +18,8 @@ import { MemoryRateBudget } from './memory/rate-budget';
 import { AuthTokenSource, TokenSourceAuth } from './memory/token-source';
 import { MemoryFeedLease, MemoryMarkStore } from './memory/feed';
 import { sharedStateFor } from './shared';
+import { AccountWatch, watchAccount, type AccountFigures, type GroupFigures } from './figures';
+import type { SlidingWindowLimiter } from '../transport/limiter';
 
 export interface AccountOptions {
   /** 'gateway' | 'app' (part of the AccountKey). */
@@ -26,6 +28,8 @@ export interface AccountOptions {
   id: string;
   /** Credential-free label for messages ("gateway host:port"). */
   label: string;
+  /** The config node's name, when it has one (the account's name in its figures). */
+  name?: string;
   baseUrl: string;
   timeoutMs: number;
   maxConcurrent: number;
@@ -71,6 +75,10 @@ export interface Account {
   readonly lease: FeedLease;
   /** Status records as the status pollers fetch them ('records', records); 'pollers', count. */
   readonly statusFeed: EventEmitter;
+  /** What the account writes down as it works (429s, the last error, its feeds). */
+  readonly watch: AccountWatch;
+  /** The account's figures now (nodes.md, "Seeing an account at work"); builds nothing. */
+  figures(): Promise<AccountFigures>;
   /** Frees the client and the gates; the account can be built again after. */
   close(): Promise<void>;
 }
@@ -115,6 +123,8 @@ export function createAccount(opts: AccountOptions): Account {
   let lease: FeedLease | undefined;
   const statusFeed = new EventEmitter();
   statusFeed.setMaxListeners(0);
+  const watch = new AccountWatch();
+  let unwatch: (() => void) | undefined;
 
   const localBudget = (): MemoryRateBudget => {
     local ??= new MemoryRateBudget({ label: opts.label, maxConcurrent: opts.maxConcurrent, maxQueue: opts.maxQueue ?? 10000, groups: opts.groups });
@@ -127,6 +137,7 @@ export function createAccount(opts: AccountOptions): Account {
     client() {
       if (opts.configError) throw opts.configError;
       if (!client) {
+        unwatch ??= watchAccount(account);
         client = new ApiClient({
           label: opts.label,
           baseUrl: opts.baseUrl,
@@ -138,6 +149,7 @@ export function createAccount(opts: AccountOptions): Account {
           ...(opts.defaultGroup !== undefined ? { defaultGroup: opts.defaultGroup } : {}),
           tls: opts.tls,
           ...(opts.throttled ? { throttled: opts.throttled } : {}),
+          observer: watch,
           // A shared (Redis) budget that offers gates is what the client counts with (issue 19).
           gates: (account.budget as { gates?: MemoryRateBudget['gates'] }).gates ?? localBudget().gates,
         });
@@ -184,7 +196,11 @@ export function createAccount(opts: AccountOptions): Account {
       return lease;
     },
     statusFeed,
+    watch,
+    figures: () => figures(),
     async close() {
+      unwatch?.();
+      unwatch = undefined;
       const c = client;
       const b = budget;
       const l = local;
@@ -198,5 +214,47 @@ export function createAccount(opts: AccountOptions): Account {
       await Promise.allSettled([c?.close(), b && b !== l ? b.close() : undefined, l?.close(), ...ts.map((t) => t.close())]);
     },
   };
+  /** Each group's figures from the gates the client counts with (nothing is built here). */
+  const groupFigures = async (): Promise<Record<string, GroupFigures>> => {
+    const gates = budget ? (budget as { gates?: MemoryRateBudget['gates'] }).gates ?? (budget === local ? local.gates : undefined) : local?.gates;
+    let fleet: Record<string, number> | undefined;
+    if (budget?.fleetUsed && client) fleet = await budget.fleetUsed();
+    const out: Record<string, GroupFigures> = {};
+    for (const [name, g] of Object.entries(opts.groups ?? {})) {
+      const lim = gates?.limiters.get(name) as (SlidingWindowLimiter & { waiting?: number }) | undefined;
+      const limit = g.calls > 0 && g.windowMs > 0 ? g.calls : 0;
+      out[name] = {
+        limit,
+        windowSeconds: Math.round(g.windowMs / 1000),
+        used: fleet?.[name] ?? (typeof lim?.used === 'number' ? lim.used : 0),
+        waiting: lim ? lim.waiting ?? lim.queued ?? 0 : 0,
+        inFlight: typeof lim?.inFlightCalls === 'number' ? lim.inFlightCalls : 0,
+        throttled: watch.throttledCount(name),
+      };
+    }
+    return out;
+  };
+
+  const tokenFigures = (): AccountFigures['token'] => {
+    const a = auths.get('bearer');
+    if (!a) return { state: 'none', expiresInSeconds: null };
+    // A static token (no state) is held as long as the account is.
+    const state = a.tokenState ? a.tokenState() ?? 'valid' : 'valid';
+    const left = state === 'valid' ? a.expiresInMs?.() : undefined;
+    return { state, expiresInSeconds: left !== undefined && Number.isFinite(left) ? Math.round(left / 1000) : null };
+  };
+
+  const figures = async (): Promise<AccountFigures> => ({
+    account: opts.name || opts.label,
+    at: new Date().toISOString(),
+    // Not resolved yet: asked without keeping the answer (a backend may not have started yet).
+    shared: (sharedResolved ? shared : typeof opts.shared === 'function' ? undefined : opts.shared ?? sharedStateFor(key, opts.config ?? {})) ? 'redis' : 'local',
+    groups: await groupFigures(),
+    token: tokenFigures(),
+    feeds: watch.feedFigures(),
+    lastError: watch.lastError(),
+  });
+
+  unwatch = watchAccount(account);
   return account;
 }

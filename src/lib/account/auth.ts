@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { ApiClient, type AuthProvider, type TlsOptions } from '../transport/http';
 import { GatewayError } from '../common/errors';
-import type { TokenSource } from './types';
+import type { TokenSource, TokenState } from './types';
 
 export class StaticBearer implements AuthProvider {
   readonly hint: string;
@@ -85,6 +85,10 @@ export class ClientCredentialsBearer implements AuthProvider {
     return this.cache.expiresInMs();
   }
 
+  tokenState(): TokenState {
+    return this.cache.state();
+  }
+
   renew(refused: Record<string, string>): boolean {
     // Only drop the token that was refused; a newer one fetched meanwhile stays.
     const m = /^Bearer (.+)$/.exec(refused.authorization ?? '');
@@ -150,6 +154,8 @@ export class CachedToken implements TokenSource {
   private pending: Promise<string> | undefined;
   /** Fetches so far (for tests and status). */
   fetches = 0;
+  /** The last fetch failed (the account's figures: token state "failed"). */
+  private failed = false;
 
   constructor(
     private readonly fetchToken: () => Promise<FetchedToken>,
@@ -164,6 +170,7 @@ export class CachedToken implements TokenSource {
     this.pending ??= this.fetchToken()
       .then((t) => {
         this.fetches++;
+        this.failed = false;
         this.current = t.token;
         const ttl = t.ttlMs;
         this.endsAt = ttl !== undefined && Number.isFinite(ttl) && ttl > 0 ? this.now() + Math.max(ttl / 2, ttl - this.skewMs) : Infinity;
@@ -172,7 +179,15 @@ export class CachedToken implements TokenSource {
       .finally(() => {
         this.pending = undefined;
       });
+    this.pending.catch(() => {
+      this.failed = true;
+    });
     return this.pending;
+  }
+
+  /** "valid" while a token is held, "failed" after a failed fetch, else "none". */
+  state(): TokenState {
+    return this.current && this.now() < this.endsAt ? 'valid' : this.failed ? 'failed' : 'none';
   }
 
   /** The token held now, if any (no fetch): to refuse it where it must not go. */
@@ -214,6 +229,10 @@ export class TokenHeaders implements AuthProvider {
 
   expiresInMs(): number | undefined {
     return this.source.expiresInMs?.();
+  }
+
+  tokenState(): TokenState | undefined {
+    return this.source.state?.();
   }
 
   renew(refused: Record<string, string>): boolean {

@@ -31,6 +31,8 @@ export interface RateBudget {
   windowMs(group: string): number;
   /** Refuses every waiter (redeploy) and frees what it holds. */
   close(): Promise<void>;
+  /** A shared budget: calls counted now in each group's window across every instance (one read; figures only). */
+  fleetUsed?(): Promise<Record<string, number>>;
 }
 
 /** A bearer token shared by every node of the account (and every instance, with Redis). */
@@ -47,8 +49,13 @@ export interface TokenSource {
    * service said so (`expires_in`); undefined when unknown or there is no token yet.
    */
   expiresInMs?(): number | undefined;
+  /** "valid" (a token is held), "failed" (the last fetch failed) or "none"; undefined when unknown. */
+  state?(): TokenState | undefined;
   close(): Promise<void>;
 }
+
+/** What the account's figures say of its token. */
+export type TokenState = 'valid' | 'none' | 'failed';
 
 /**
  * The persisted position of one feed (status updates, from-mobile messages): the mark

@@ -25,6 +25,7 @@ import { FeedReader, type CrowdedSecond, type FeedEmitInfo, type FeedPage } from
 import { ContextMarkStore, FallbackMarkStore, FileMarkStore, needsReset, type ContextLike } from '../feed/stores';
 import { parseUtcSeconds } from '../feed/time';
 import { startMark } from '../feed/start';
+import type { FeedReporter } from '../account/figures';
 
 /** Where older versions kept the mark (a plain string) in node context. */
 export const LEGACY_MARK_KEY = 'nextFromUTC';
@@ -213,6 +214,7 @@ export function runPollerNode<R>(o: PollerNodeOptions<R>): void {
       return;
     }
     const key = `${err.code}:${err.statusCode ?? ''}`;
+    if (!(gw instanceof GatewayError)) gw.account?.watch.failed(err);
     // A mark that cannot be read waits for {fromUTC}; anything else is retried at every interval.
     const next = needsReset(err) ? tp('status.sendFromUtc') : t(RED, 'status.retrying');
     node.status({ ...errorStatus(RED, err), text: `${errorStatus(RED, err).text} · ${next}` });
@@ -248,6 +250,10 @@ export function runPollerNode<R>(o: PollerNodeOptions<R>): void {
       .then(
         (res) => {
           lastOk = { at: Date.now(), count: res.emitted };
+          if (res.emitted > 0) {
+            emitted.push(lastOk);
+            while (emitted[0]!.at <= lastOk.at - 60_000) emitted.shift();
+          }
           report(undefined);
         },
         (e: unknown) => {
@@ -297,6 +303,27 @@ export function runPollerNode<R>(o: PollerNodeOptions<R>): void {
     }
   };
   sharedLease?.on('state', onLeaseState);
+
+  // The account's figures (its status node, the editor's sidebar): read only when asked.
+  const emitted: { at: number; count: number }[] = [];
+  const feedReporter: FeedReporter = {
+    figures(now) {
+      while (emitted.length && emitted[0]!.at <= now - 60_000) emitted.shift();
+      const m = reader instanceof FeedReader ? reader.mark : undefined;
+      const sec = m ? parseUtcSeconds(m.fromUtc) : undefined;
+      const state = reader instanceof GatewayError || lastFailure ? 'error' : !running ? 'stopped' : sharedLease && !sharedLease.held(feed) ? 'standby' : 'active';
+      return {
+        type: node.type === 'iotgw-message-poller' ? 'messages' : 'status',
+        node: (node as Node & { name?: string }).name || node.id,
+        state,
+        mark: m?.fromUtc ?? null,
+        behindSeconds: sec === undefined ? null : Math.max(0, Math.round(now / 1000 - sec)),
+        emittedLastMinute: emitted.reduce((n, e) => n + e.count, 0),
+      };
+    },
+  };
+  const watch = gw instanceof GatewayError ? undefined : gw.account?.watch;
+  watch?.feeds.add(feedReporter);
 
   const schedule = () => {
     unschedule();
@@ -354,6 +381,7 @@ export function runPollerNode<R>(o: PollerNodeOptions<R>): void {
 
   node.on('close', (removed: boolean, done: () => void) => {
     closed = true;
+    watch?.feeds.delete(feedReporter);
     unschedule();
     closing.abort(new GatewayError('NETWORK', 'the poller was closed (redeploy or shutdown)'));
     const wait = current ? current.catch(() => {}) : Promise.resolve();

@@ -57,6 +57,16 @@ export interface ClientOptions {
    * Such a reply takes the same retry path as a 429. A request's own `throttled` wins.
    */
   throttled?: (res: ApiResponse) => boolean;
+  /** Told of each throttled reply and each failed request (the account's figures); nothing else per call. */
+  observer?: ClientObserver;
+}
+
+/** What an account keeps of its calls for a status read (src/lib/account/figures.ts). */
+export interface ClientObserver {
+  /** A 429, 503 or throttling ErrorID came back for `group`. */
+  throttled(group: string): void;
+  /** A request failed (thrown to its caller). */
+  failed(err: unknown): void;
 }
 
 export interface AuthProvider {
@@ -73,6 +83,8 @@ export interface AuthProvider {
   secrets?(): string[];
   /** How long the token held now stays good (ms), when known (see TokenSource.expiresInMs). */
   expiresInMs?(): number | undefined;
+  /** "valid" | "none" | "failed" for a fetched token (the account's figures); undefined for a static one. */
+  tokenState?(): 'valid' | 'none' | 'failed' | undefined;
 }
 
 export type Query = Record<string, string | number | boolean | bigint | null | undefined>;
@@ -503,8 +515,8 @@ function contentLength(v: string | string[] | undefined): number | undefined {
 }
 
 export class ApiClient {
-  readonly options: Required<Omit<ClientOptions, 'tls' | 'groups' | 'defaultGroup' | 'gates' | 'throttled'>> &
-    Pick<ClientOptions, 'tls' | 'groups' | 'defaultGroup' | 'throttled'>;
+  readonly options: Required<Omit<ClientOptions, 'tls' | 'groups' | 'defaultGroup' | 'gates' | 'throttled' | 'observer'>> &
+    Pick<ClientOptions, 'tls' | 'groups' | 'defaultGroup' | 'throttled' | 'observer'>;
   readonly base: URL;
   readonly stats: ClientStats = { requests: 0, retries: 0, rateLimited: 0, tokenFetches: 0 };
   private readonly dispatcher: GatewayDispatcher;
@@ -607,7 +619,11 @@ export class ApiClient {
       // The wait for the window is reported ("waiting for a SEND slot (23 s)") to the msg's node.
       if (lim?.enabled) await reportedAcquire(group ?? this.options.defaultGroup ?? '', { acquire: (s) => lim.ready(s).then(() => () => {}), msUntilFree: () => lim.msUntilFree() }, signal);
       conc = await this.concurrency.acquire(signal);
-      if (!lim?.enabled) break;
+      if (!lim?.enabled) {
+        // No window: the slot only counts the group's calls in flight (for the account's figures).
+        rate = typeof lim?.tryAcquire === 'function' ? lim.tryAcquire() : undefined;
+        break;
+      }
       rate = lim.tryAcquire();
       if (rate) break;
       conc();
@@ -638,7 +654,16 @@ export class ApiClient {
    * Sends a request with the account's limits and retries. A call already held for the
    * group (`acquireCall`, with its slots and headers) may be passed in: the first attempt uses it.
    */
-  async request(spec: RequestSpec, held?: HeldCall): Promise<ApiResponse> {
+  request(spec: RequestSpec, held?: HeldCall): Promise<ApiResponse> {
+    const run = this.run(spec, held);
+    const observer = this.options.observer;
+    return observer ? run.catch((err: unknown) => {
+      observer.failed(err);
+      throw err;
+    }) : run;
+  }
+
+  private async run(spec: RequestSpec, held?: HeldCall): Promise<ApiResponse> {
     const where = `${spec.method} ${spec.path}`;
     const maxRetries = this.options.maxRetries;
     let attempt = 0;
@@ -694,6 +719,7 @@ export class ApiClient {
       const throttled = status === 429 || status === 503 || (status >= 200 && status < 300 && (spec.throttled ?? this.options.throttled)?.(res) === true);
       if (throttled) {
         this.stats.rateLimited++;
+        this.options.observer?.throttled(spec.group ?? this.options.defaultGroup ?? '');
         const retryAfter = parseRetryAfter(res.headers['retry-after'], Date.now());
         // Retry-After when given, else wait out the group's window (known even when our own
         // pacing is off), else back off exponentially; bounded by what the window justifies.

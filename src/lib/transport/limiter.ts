@@ -143,6 +143,8 @@ export class SlidingWindowLimiter extends FifoGate {
   private stamps: number[] = [];
   private blockedUntil = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** Calls in flight while the limiter is off (no window to keep their stamps in). */
+  private open = 0;
 
   constructor(
     private readonly limit: number,
@@ -178,7 +180,15 @@ export class SlidingWindowLimiter extends FifoGate {
   }
 
   protected grant(): () => void {
-    if (!this.enabled) return () => {};
+    if (!this.enabled) {
+      this.open++;
+      let done = false;
+      return () => {
+        if (done) return;
+        done = true;
+        this.open--;
+      };
+    }
     // Keep the array sorted: in-flight stamps (Infinity) sort last.
     this.stamps.push(Infinity);
     let released = false;
@@ -194,6 +204,21 @@ export class SlidingWindowLimiter extends FifoGate {
       this.stamps.splice(j, 0, t);
       this.pump();
     };
+  }
+
+  /** Calls counted in the window now (in flight included); 0 while the limiter is off. Computed on read. */
+  get used(): number {
+    if (!this.enabled) return 0;
+    this.prune(this.now());
+    return this.stamps.length;
+  }
+
+  /** Calls holding a slot (in flight): the stamps not yet completed sort last, as Infinity. */
+  get inFlightCalls(): number {
+    if (!this.enabled) return this.open;
+    let n = 0;
+    for (let i = this.stamps.length - 1; i >= 0 && this.stamps[i] === Infinity; i--) n++;
+    return n;
   }
 
   /** After a 429 or 503: grant nothing before `ms` from now. */

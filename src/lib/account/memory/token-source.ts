@@ -4,7 +4,7 @@
  * how a shared (Redis) token source reaches the client.
  */
 import type { ApiClient, AuthProvider } from '../../transport/http';
-import type { TokenSource } from '../types';
+import type { TokenSource, TokenState } from '../types';
 
 const BEARER = /^Bearer (.+)$/;
 
@@ -35,6 +35,10 @@ export class AuthTokenSource implements TokenSource {
     return this.auth().expiresInMs?.();
   }
 
+  state(): TokenState | undefined {
+    return this.auth().tokenState?.();
+  }
+
   async close(): Promise<void> {
     this.renewed.clear();
   }
@@ -42,13 +46,32 @@ export class AuthTokenSource implements TokenSource {
 
 /** An AuthProvider (bearer header, renew once after a 401) over a TokenSource. */
 export class TokenSourceAuth implements AuthProvider {
+  /** How the last token() ended, for a source that cannot tell (a shared one). */
+  private last: TokenState = 'none';
+
   constructor(
     private readonly source: TokenSource,
     readonly hint: string,
   ) {}
 
   async headers(_client: ApiClient, signal?: AbortSignal): Promise<Record<string, string>> {
-    return { authorization: `Bearer ${await this.source.token(signal)}` };
+    let token: string;
+    try {
+      token = await this.source.token(signal);
+    } catch (err) {
+      if (!signal?.aborted) this.last = 'failed';
+      throw err;
+    }
+    this.last = 'valid';
+    return { authorization: `Bearer ${token}` };
+  }
+
+  expiresInMs(): number | undefined {
+    return this.source.expiresInMs?.();
+  }
+
+  tokenState(): TokenState {
+    return this.source.state?.() ?? this.last;
   }
 
   renew(refused: Record<string, string>): boolean {

@@ -11,6 +11,7 @@ import { RedisRateBudget, type RateGroup } from './rate-budget';
 import { RedisTokenSource } from './token-source';
 import { RedisFeedLease } from './feed-lease';
 import { RedisMarkStore } from './mark-store';
+import { fleetUsed } from './figures';
 
 /** What the backend needs of the account beyond its key. */
 export interface RedisAccountSettings {
@@ -51,6 +52,9 @@ export function redisGates(budget: RedisRateBudget, groups: string[]): { concurr
   };
   const limiters = new Map<string, unknown>();
   for (const g of groups) {
+    // For the account's figures: this instance's calls waiting for and holding a slot (two counters).
+    let waiting = 0;
+    let inFlightCalls = 0;
     limiters.set(g, {
       get enabled() {
         return budget.windowMs(g) > 0;
@@ -59,7 +63,29 @@ export function redisGates(budget: RedisRateBudget, groups: string[]): { concurr
         return budget.windowMs(g);
       },
       queued: 0,
-      acquire: (signal?: AbortSignal) => budget.acquireRate(g, signal),
+      get waiting() {
+        return waiting;
+      },
+      get inFlightCalls() {
+        return inFlightCalls;
+      },
+      acquire: async (signal?: AbortSignal) => {
+        waiting++;
+        let release: () => void;
+        try {
+          release = await budget.acquireRate(g, signal);
+        } finally {
+          waiting--;
+        }
+        inFlightCalls++;
+        let done = false;
+        return () => {
+          if (done) return;
+          done = true;
+          inFlightCalls--;
+          release();
+        };
+      },
       penalize: (ms: number) => budget.penalize(g, ms),
       msUntilFree: () => budget.msUntilFree(g),
       close: () => {},
@@ -71,9 +97,13 @@ export function redisGates(budget: RedisRateBudget, groups: string[]): { concurr
 /** A RateBudget that also hands ApiClient its gates (see account.ts). */
 export class GatedRedisRateBudget extends RedisRateBudget {
   readonly gates: { concurrency: Semaphore; limiters: Map<string, SlidingWindowLimiter> };
+  /** Calls counted now in each group's window by the whole fleet (the account's figures; ./figures.ts). */
+  readonly fleetUsed: () => Promise<Record<string, number>>;
   constructor(...args: ConstructorParameters<typeof RedisRateBudget>) {
     super(...args);
     this.gates = redisGates(this, Object.keys(args[2].groups));
+    const [conn, keys, opts] = args;
+    this.fleetUsed = () => fleetUsed(conn, keys, opts.groups, opts.timeoutMs);
   }
 }
 

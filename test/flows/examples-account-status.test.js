@@ -1,0 +1,65 @@
+'use strict';
+/**
+ * examples/account-status-alerts.json in the real runtime against the simulator: the account
+ * status node reads the example's gateway account, and the switch's two rules send a msg to
+ * "feed behind" when a feed's behindSeconds passes 120 and to "throttled" when a group had a 429.
+ */
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const { simulatorPerTest, helper, until, collect, ALL_NODES } = require('../helpers/harness');
+
+const CORE = ['common/20-inject.js', 'common/90-comment.js', 'function/10-switch.js'].map((f) => require(`@node-red/nodes/core/${f}`));
+const FILE = path.join(__dirname, '..', '..', 'examples', 'account-status-alerts.json');
+
+describe('example flow: account status alerts', function () {
+  this.timeout(20000);
+  let sim;
+  simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
+
+  async function loadExample() {
+    const credentials = {};
+    const nodes = require(FILE).map((n) => {
+      const c = JSON.parse(JSON.stringify(n));
+      if (c.type === 'iotgw-gateway') {
+        credentials[c.id] = c.credentials;
+        delete c.credentials;
+        c.baseUrl = sim.url;
+      }
+      if (c.type === 'debug') return { id: c.id, z: c.z, type: 'helper', wires: [] };
+      if (c.type === 'inject') c.once = false;
+      return c;
+    });
+    await helper.load([...ALL_NODES, ...CORE], nodes, credentials);
+    return (id) => helper.getNode(id);
+  }
+
+  it('reads the account: the groups debug gets the figures, no alert on a quiet account', async function () {
+    const get = await loadExample();
+    const groups = collect(get('iotgw-ex-acct-groups'));
+    const alerts = [...collect(get('iotgw-ex-acct-behind')), ...collect(get('iotgw-ex-acct-throttled'))];
+    get('iotgw-ex-acct-now').receive({ payload: Date.now() });
+    await until(() => groups.length === 1, 5000, 'a reading');
+    assert.deepEqual(Object.keys(groups[0].payload.groups), ['SEND', 'GET']);
+    assert.equal(groups[0].payload.groups.SEND.limit, 5);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(alerts.length, 0);
+  });
+
+  it('the switch alerts on a feed behind by more than 120 s and on a throttled group', async function () {
+    const get = await loadExample();
+    const behind = collect(get('iotgw-ex-acct-behind'));
+    const throttled = collect(get('iotgw-ex-acct-throttled'));
+    const group = (t) => ({ limit: 5, windowSeconds: 60, used: 5, waiting: 2, inFlight: 0, throttled: t });
+    const feed = (s) => ({ type: 'status', node: 'p', state: 'active', mark: '2026-01-01 00:00:00', behindSeconds: s, emittedLastMinute: 0 });
+    const sw = get('iotgw-ex-acct-switch');
+    sw.receive({ payload: { groups: { SEND: group(0), GET: group(0) }, feeds: [feed(30)] } });
+    sw.receive({ payload: { groups: { SEND: group(0), GET: group(0) }, feeds: [feed(30), feed(300)] } });
+    sw.receive({ payload: { groups: { SEND: group(0), GET: group(1) }, feeds: [] } });
+    await until(() => behind.length === 1 && throttled.length === 1, 5000, 'one alert of each');
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(behind.length, 1);
+    assert.equal(throttled.length, 1);
+    assert.equal(behind[0].payload.feeds[1].behindSeconds, 300);
+    assert.equal(throttled[0].payload.groups.GET.throttled, 1);
+  });
+});
