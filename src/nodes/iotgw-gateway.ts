@@ -11,6 +11,7 @@ import { ClientCredentialsBearer, StaticBearer, StaticHeaders, TokenHeaders, oau
 import { resolveGatewayBase, trimBase } from '../lib/transport/endpoints';
 import { isThrottleReply } from '../lib/api/terminal';
 import { GatewayError } from '../lib/common/errors';
+import { markSettingError } from '../lib/common/setting-error';
 import { numberSetting, resolveCredential } from '../lib/node-red/node-kit';
 import { ErrorCatalogue } from '../lib/api/catalogue';
 import { createAccount } from '../lib/account/account';
@@ -83,7 +84,7 @@ export default function register(RED: NodeAPI): void {
     try {
       node.settings = gatewaySettings(config);
     } catch (err) {
-      configError = err as GatewayError;
+      configError = markSettingError(err as GatewayError);
       node.settings = gatewaySettings({ ...config, baseUrl: 'http://127.0.0.1', apiVersion: '1.0', brokerBaseUrl: '', brokerTokenUrl: '' });
       node.error(`iotgw-gateway "${config.name || node.id}": ${configError.message}`);
     }

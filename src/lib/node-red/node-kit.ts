@@ -14,6 +14,7 @@ import { GatewayError, badInput, toGatewayError } from '../common/errors';
 import type { Query } from '../transport/http';
 import { describeType } from '../common/int64';
 import { setWaitReporter, type SlotWait } from '../transport/wait-status';
+import { networkCause } from '../transport/network-cause';
 
 export const NS = '@iotgateway/node-red-gateway/iotgw-gateway';
 
@@ -52,7 +53,9 @@ export interface InputHandle {
 }
 
 export function errorStatus(RED: NodeAPI, err: GatewayError): NodeStatus {
-  const reason = t(RED, `errors.${err.statusKey}`);
+  // A network failure names its cause (refused, DNS, TLS, timeout, reset) instead of "network error".
+  const cause = networkCause(err);
+  const reason = t(RED, `errors.${cause && err.code === 'NETWORK' ? `network-${cause}` : err.statusKey}`);
   const extra = err.statusCode ? ` (${err.statusCode})` : err.field ? ` (${err.field})` : '';
   return { fill: 'red', shape: 'ring', text: `${reason}${extra}`.slice(0, 60) };
 }

@@ -20,6 +20,7 @@ import type { Node, NodeAPI, NodeMessage, NodeStatus } from 'node-red';
 import type { FeedLease, MarkStore } from '../account/types';
 import type { GatewayNode } from './config-nodes';
 import { GatewayError, badInput, toGatewayError } from '../common/errors';
+import { isSettingError } from '../common/setting-error';
 import { errorStatus, handleInput, isPlainObject, mergeQuery, numberSetting, t, type Msg, nodeAbortController } from './node-kit';
 import { FeedReader, type CrowdedSecond, type FeedEmitInfo, type FeedPage } from '../feed/reader';
 import { ContextMarkStore, FallbackMarkStore, FileMarkStore, type ContextLike } from '../feed/stores';
@@ -131,6 +132,8 @@ export function runPollerNode<R>(o: PollerNodeOptions<R>): void {
   let again = false;
   let nextQuery: Record<string, unknown> | undefined;
   let lastFailure: string | undefined;
+  /** The config node's settings are wrong: no more timer polls (a redeploy builds a new node). */
+  let settingError = false;
   let lastOk: { at: number; count: number } | undefined;
   let closed = false;
   /** Input msgs waiting on the poll in progress: their done(err) is its Catch message. */
@@ -211,7 +214,10 @@ export function runPollerNode<R>(o: PollerNodeOptions<R>): void {
       return;
     }
     const key = `${err.code}:${err.statusCode ?? ''}`;
-    node.status({ ...errorStatus(RED, err), text: `${errorStatus(RED, err).text} · ${t(RED, 'status.retrying')}` });
+    // A settings error of the config node: shown once, red; only a redeploy can fix it, so no retrying.
+    if (isSettingError(err)) settingError = true;
+    const next = settingError ? t(RED, 'status.redeploy') : t(RED, 'status.retrying');
+    node.status({ ...errorStatus(RED, err), text: `${errorStatus(RED, err).text} · ${next}`.slice(0, 60) });
     const first = key !== lastFailure;
     lastFailure = key;
     // A msg waiting on this poll ends with done(err): that is its one Catch message.
@@ -296,7 +302,7 @@ export function runPollerNode<R>(o: PollerNodeOptions<R>): void {
 
   const schedule = () => {
     unschedule();
-    if (!running || closed) return;
+    if (!running || closed || settingError) return;
     timer = setTimeout(() => {
       timer = undefined;
       poll().catch(() => {
