@@ -6,7 +6,8 @@
  * lossless-json cut to the parts we use; no TypeScript sources, typings or maps):
  *  - dist/bundle/nodes.js  what Node-RED loads at start: for every type of package.json
  *    "node-red.nodes", a register function that registers the type with its options
- *    (credentials) and a constructor that loads core.js when the first node of ours is
+ *    (credentials) and its admin routes (path and permission; the handler loads core.js on
+ *    the first request) and a constructor that loads core.js when the first node of ours is
  *    created (nodes/<type>.js is a one-line shim requiring its entry). The options are read
  *    here, at build time, by running each real register function against a recording RED,
  *    so they cannot drift from the source. A Node-RED with no flow of ours loads 3 kB;
@@ -162,8 +163,16 @@ function readRegistrations() {
     const out = {};
     for (const key of Object.keys(core)) {
       const seen = [];
-      const RED = { nodes: { registerType: (type, ctor, opts) => seen.push({ type, opts: opts || null }) } };
+      const routes = [];
+      // Admin routes (the gateway dialog's "test connection"): method, path and permission are recorded.
+      const route = (method) => (p, ...handlers) => routes.push({ method, path: p, permission: (handlers.find((h) => h && h.permission) || {}).permission || null });
+      const RED = {
+        nodes: { registerType: (type, ctor, opts) => seen.push({ type, opts: opts || null }) },
+        httpAdmin: { get: route('get'), post: route('post'), put: route('put'), delete: route('delete') },
+        auth: { needsPermission: (permission) => ({ permission }) },
+      };
       core[key](RED);
+      if (seen[0]) seen[0].routes = routes;
       out[key] = seen;
     }
     process.stdout.write(JSON.stringify(out));`;
@@ -184,25 +193,41 @@ function writeRegistrar() {
     '// Written by scripts/bundle.js. Each type is registered at once with its options; its',
     '// real constructor comes from core.js when the first node of ours is created.',
     'let core;',
-    'function lazy(type, options) {',
+    'function lazy(type, options, routes) {',
     '  return function register(RED) {',
     '    let Real;',
     '    function load() {',
     "      core = core || require('./core.js');",
     '      // The real register function, run against this RED, hands over its constructor.',
     '      const nodes = Object.create(RED.nodes, { registerType: { value: (t, ctor) => { Real = ctor; } } });',
-    '      core[type](Object.create(RED, { nodes: { value: nodes } }));',
+    '      // Its admin routes hand over their handlers too (registered below, at once).',
+    '      handlers = {};',
+    "      const route = (m) => (p, ...hs) => { handlers[m + ' ' + p] = hs[hs.length - 1]; };",
+    "      const httpAdmin = { get: route('get'), post: route('post'), put: route('put'), delete: route('delete') };",
+    '      core[type](Object.create(RED, { nodes: { value: nodes }, httpAdmin: { value: httpAdmin } }));',
     '      return Real;',
     '    }',
+    '    let handlers;',
     '    function LazyNode(config) {',
     '      (Real || load()).call(this, config);',
     '    }',
     '    RED.nodes.registerType(type, LazyNode, options);',
+    '    // Admin routes at once, with the permission the register function asked for; the',
+    '    // handler comes from core.js at the first request.',
+    '    for (const r of routes || []) {',
+    '      const guard = r.permission ? [RED.auth.needsPermission(r.permission)] : [];',
+    '      RED.httpAdmin[r.method](r.path, ...guard, (req, res, next) => {',
+    '        if (!handlers) load();',
+    "        handlers[r.method + ' ' + r.path](req, res, next);",
+    '      });',
+    '    }',
     '  };',
     '}',
   ];
   for (const [type, seen] of Object.entries(regs)) {
-    lines.push(`exports[${JSON.stringify(type)}] = lazy(${JSON.stringify(type)}${seen[0].opts ? `, ${JSON.stringify(seen[0].opts)}` : ''});`);
+    const routes = seen[0].routes && seen[0].routes.length ? seen[0].routes : null;
+    const opts = seen[0].opts || routes ? `, ${JSON.stringify(seen[0].opts)}` : '';
+    lines.push(`exports[${JSON.stringify(type)}] = lazy(${JSON.stringify(type)}${opts}${routes ? `, ${JSON.stringify(routes)}` : ''});`);
   }
   fs.writeFileSync(path.join(OUT, 'nodes.js'), `${lines.join('\n')}\n`);
   process.stdout.write(`[bundle] dist/bundle/nodes.js: ${(fs.statSync(path.join(OUT, 'nodes.js')).size / 1024).toFixed(1)} kB (registrar)\n`);
