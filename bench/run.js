@@ -17,7 +17,7 @@ const { ROOT } = require('./lib/red');
 const { loadavg } = require('./lib/util');
 const { render } = require('./report');
 
-const FIGURES = ['throughput', 'overhead', 'burst', 'poller', 'inventory', 'footprint'];
+const FIGURES = ['throughput', 'overhead', 'burst', 'poller', 'inventory', 'footprint', 'codec'];
 const RESULTS = path.join(__dirname, 'results.json');
 
 function machine() {

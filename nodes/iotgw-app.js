@@ -1,2 +1,2 @@
-// Bundled from src/nodes/iotgw-app.ts by scripts/bundle.js (npm run build); this file is written by it.
-module.exports = require('../dist/bundle/nodes.js')["iotgw-app"];
+// The registrar entry of iotgw-app (src/nodes/iotgw-app.ts); written by scripts/registrar.js (npm run build).
+module.exports = require('../dist/nodes.js')["iotgw-app"];

@@ -1,2 +1,2 @@
-// Bundled from src/nodes/iotgw-gateway.ts by scripts/bundle.js (npm run build); this file is written by it.
-module.exports = require('../dist/bundle/nodes.js')["iotgw-gateway"];
+// The registrar entry of iotgw-gateway (src/nodes/iotgw-gateway.ts); written by scripts/registrar.js (npm run build).
+module.exports = require('../dist/nodes.js')["iotgw-gateway"];

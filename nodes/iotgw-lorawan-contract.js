@@ -1,2 +1,2 @@
-// Bundled from src/nodes/iotgw-lorawan-contract.ts by scripts/bundle.js (npm run build); this file is written by it.
-module.exports = require('../dist/bundle/nodes.js')["iotgw-lorawan-contract"];
+// The registrar entry of iotgw-lorawan-contract (src/nodes/iotgw-lorawan-contract.ts); written by scripts/registrar.js (npm run build).
+module.exports = require('../dist/nodes.js')["iotgw-lorawan-contract"];

@@ -1,2 +1,2 @@
-// Bundled from src/nodes/iotgw-lorawan-devices.ts by scripts/bundle.js (npm run build); this file is written by it.
-module.exports = require('../dist/bundle/nodes.js')["iotgw-lorawan-devices"];
+// The registrar entry of iotgw-lorawan-devices (src/nodes/iotgw-lorawan-devices.ts); written by scripts/registrar.js (npm run build).
+module.exports = require('../dist/nodes.js')["iotgw-lorawan-devices"];

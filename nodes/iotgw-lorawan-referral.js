@@ -1,2 +1,2 @@
-// Bundled from src/nodes/iotgw-lorawan-referral.ts by scripts/bundle.js (npm run build); this file is written by it.
-module.exports = require('../dist/bundle/nodes.js')["iotgw-lorawan-referral"];
+// The registrar entry of iotgw-lorawan-referral (src/nodes/iotgw-lorawan-referral.ts); written by scripts/registrar.js (npm run build).
+module.exports = require('../dist/nodes.js')["iotgw-lorawan-referral"];

@@ -1,2 +1,2 @@
-// Bundled from src/nodes/iotgw-message-tracker.ts by scripts/bundle.js (npm run build); this file is written by it.
-module.exports = require('../dist/bundle/nodes.js')["iotgw-message-tracker"];
+// The registrar entry of iotgw-message-tracker (src/nodes/iotgw-message-tracker.ts); written by scripts/registrar.js (npm run build).
+module.exports = require('../dist/nodes.js')["iotgw-message-tracker"];

@@ -1,2 +1,2 @@
-// Bundled from src/nodes/iotgw-send-message.ts by scripts/bundle.js (npm run build); this file is written by it.
-module.exports = require('../dist/bundle/nodes.js')["iotgw-send-message"];
+// The registrar entry of iotgw-send-message (src/nodes/iotgw-send-message.ts); written by scripts/registrar.js (npm run build).
+module.exports = require('../dist/nodes.js')["iotgw-send-message"];

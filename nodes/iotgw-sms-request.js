@@ -1,2 +1,2 @@
-// Bundled from src/nodes/iotgw-sms-request.ts by scripts/bundle.js (npm run build); this file is written by it.
-module.exports = require('../dist/bundle/nodes.js')["iotgw-sms-request"];
+// The registrar entry of iotgw-sms-request (src/nodes/iotgw-sms-request.ts); written by scripts/registrar.js (npm run build).
+module.exports = require('../dist/nodes.js')["iotgw-sms-request"];

@@ -1,2 +1,2 @@
-// Bundled from src/nodes/iotgw-tag-config.ts by scripts/bundle.js (npm run build); this file is written by it.
-module.exports = require('../dist/bundle/nodes.js')["iotgw-tag-config"];
+// The registrar entry of iotgw-tag-config (src/nodes/iotgw-tag-config.ts); written by scripts/registrar.js (npm run build).
+module.exports = require('../dist/nodes.js')["iotgw-tag-config"];

@@ -1,2 +1,2 @@
-// Bundled from src/nodes/iotgw-tag-list.ts by scripts/bundle.js (npm run build); this file is written by it.
-module.exports = require('../dist/bundle/nodes.js')["iotgw-tag-list"];
+// The registrar entry of iotgw-tag-list (src/nodes/iotgw-tag-list.ts); written by scripts/registrar.js (npm run build).
+module.exports = require('../dist/nodes.js')["iotgw-tag-list"];

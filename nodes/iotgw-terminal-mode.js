@@ -1,2 +1,2 @@
-// Bundled from src/nodes/iotgw-terminal-mode.ts by scripts/bundle.js (npm run build); this file is written by it.
-module.exports = require('../dist/bundle/nodes.js')["iotgw-terminal-mode"];
+// The registrar entry of iotgw-terminal-mode (src/nodes/iotgw-terminal-mode.ts); written by scripts/registrar.js (npm run build).
+module.exports = require('../dist/nodes.js')["iotgw-terminal-mode"];

@@ -1,2 +1,2 @@
-// Bundled from src/nodes/iotgw-user.ts by scripts/bundle.js (npm run build); this file is written by it.
-module.exports = require('../dist/bundle/nodes.js')["iotgw-user"];
+// The registrar entry of iotgw-user (src/nodes/iotgw-user.ts); written by scripts/registrar.js (npm run build).
+module.exports = require('../dist/nodes.js')["iotgw-user"];

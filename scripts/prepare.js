@@ -22,7 +22,7 @@ if (hasTsc) {
   const r = spawnSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit', shell: process.platform === 'win32' });
   process.exit(r.status ?? 1);
 }
-if (fs.existsSync(path.join(ROOT, 'dist', 'bundle', 'nodes.js'))) {
+if (fs.existsSync(path.join(ROOT, 'dist', 'nodes.js'))) {
   console.log('prepare: TypeScript is not installed here; using the dist/ already built.');
   process.exit(0);
 }

@@ -13,10 +13,10 @@
  *       START_ROUNDS rounds of one start each, back to back (order alternating); the
  *       median of the per-round differences against "without" (fastest and medians too).
  *       "With, no flow" is what installing the package adds; "with a flow" adds the load
- *       of core.js, which the registrar defers to the first node of ours (scripts/bundle.js);
+ *       of the node modules, which the registrar defers to the first node of each type (scripts/registrar.js);
  *   (b) in a fresh node process, require() of every node module the package lists plus
  *       the call that registers its types (a stub RED that records registerType), then the
- *       load of core.js with every real register function (what the first node of ours
+ *       load of every node module with its real register function (what the first node of ours
  *       costs), the median of ROUNDS processes: what the package itself costs, without the
  *       noise of the rest of the start.
  * - Idle memory: RSS after a full GC of the three Node-REDs of (a), every round, the median
@@ -61,15 +61,13 @@ for (const file of Object.values(pkg['node-red'].nodes)) {
   (typeof mod === 'function' ? mod : mod.default)(RED);
 }
 const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-// What the first node of ours costs: core.js and every real register function.
+// What the first nodes of ours cost: every node module (dist/nodes/*.js, with the lib and
+// the dependencies they import at their top) and its real register function.
 const t1 = process.hrtime.bigint();
-const corePath = path.join(pkgDir, 'dist', 'bundle', 'core.js');
-let coreMs = null;
-if (require('fs').existsSync(corePath)) {
-  const core = require(corePath);
-  for (const k of Object.keys(core)) core[k]({ nodes: { registerType() {} } });
-  coreMs = Number(process.hrtime.bigint() - t1) / 1e6;
+for (const file of Object.values(pkg['node-red'].nodes)) {
+  require(path.join(pkgDir, 'dist', 'nodes', path.basename(file))).default({ nodes: { registerType() {} } });
 }
+const coreMs = Number(process.hrtime.bigint() - t1) / 1e6;
 process.stdout.write(JSON.stringify({ ms, coreMs, types: types.length }));
 `;
 

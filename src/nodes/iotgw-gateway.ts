@@ -148,19 +148,7 @@ export async function testConnection(RED: NodeAPI, req: TestConnectionRequest): 
   }
 }
 
-/** The admin route of the dialog's "test connection" button; registered once per runtime. */
-function registerTestRoute(RED: NodeAPI): void {
-  const admin = (RED as unknown as { httpAdmin?: { post: (path: string, ...handlers: unknown[]) => void } }).httpAdmin;
-  const auth = (RED as unknown as { auth?: { needsPermission: (p: string) => unknown } }).auth;
-  if (!admin || !auth) return;
-  admin.post('/iotgw/test-connection', auth.needsPermission('iotgw-gateway.write'), (req: { body?: unknown }, res: { json: (v: unknown) => void }) => {
-    const body = (req.body && typeof req.body === 'object' ? req.body : {}) as TestConnectionRequest;
-    void testConnection(RED, body).then((r) => res.json(r));
-  });
-}
-
 export default function register(RED: NodeAPI): void {
-  registerTestRoute(RED);
   function IotgwGatewayNode(this: GatewayNode, rawConfig: GatewayConfig) {
     RED.nodes.createNode(this, rawConfig);
     const node = this;

@@ -14,6 +14,12 @@
  * Where the mark lives (`contextStore`), the control input and the lease (one active poller
  * per feed on a shared account, the others on standby) are as for the status poller
  * (src/lib/node-red/poller-node.ts).
+ *
+ * With `definitions` (an iotgw-definitions node), a message that came with RawPayload and no
+ * Payload is decoded (return messages): `msg.payload.Payload` and `msg.fields` as the
+ * gateway would have given them. One the definitions do not hold is emitted as before, with
+ * one warning per SIN/MIN; one whose bytes do not decode is emitted undecoded, with a
+ * warning. Decoding never drops or repeats a message: it only adds to what is emitted.
  */
 import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red';
 import { type FeedPage } from '../lib/feed';
@@ -24,7 +30,9 @@ import { throwOnCallError } from '../lib/api/gateway-errors';
 import { parseReply } from '../lib/api/terminal';
 import { decodeFields } from '../lib/api/cmf';
 import { z } from 'zod';
-import { isGateway } from '../lib/node-red/guards';
+import { isDefinitions, isGateway } from '../lib/node-red/guards';
+import { toCmf, type Definitions } from '../lib/codec';
+import { toGatewayError } from '../lib/common/errors';
 
 export interface MessagePollerConfig extends NodeDef, PollerSettings {
   gateway: string;
@@ -35,6 +43,8 @@ export interface MessagePollerConfig extends NodeDef, PollerSettings {
   mobileFilter: string;
   /** Ask for RawPayload too (IncludeRawPayload=true). */
   includeRaw: boolean;
+  /** An iotgw-definitions node ("" = none): decodes messages that came as RawPayload only. */
+  definitions?: string;
 }
 
 const int64 = z.union([z.number().int(), z.string().regex(/^-?\d+$/)]);
@@ -76,12 +86,46 @@ export default function register(RED: NodeAPI): void {
     const batchMode = config.output === 'batch';
     const keep = (m: FromMobileMessage): boolean =>
       (!sins || sins.has(String(m.SIN ?? m.Payload?.SIN ?? ''))) && (!mobiles || mobiles.has(String(m.MobileID ?? '').trim().toLowerCase()));
+    const defsNode = config.definitions ? RED.nodes.getNode(config.definitions) : null;
+    const warned = new Set<string>();
+    const warnOnce = (key: string, text: string) => {
+      if (warned.has(key)) return;
+      warned.add(key);
+      node.warn(text);
+    };
+    /** The definitions, or undefined (none set, or refused: said once). */
+    const definitions = (): Definitions | undefined => {
+      if (!config.definitions) return undefined;
+      if (!isDefinitions(defsNode)) return void warnOnce('defs', 'definitions: the iotgw-definitions config node is missing; messages are emitted undecoded');
+      try {
+        return defsNode.definitions();
+      } catch (e) {
+        return void warnOnce('defs', `definitions refused, messages are emitted undecoded: ${toGatewayError(e).message}`);
+      }
+    };
+    /** Decodes a RawPayload-only message with the definitions, into `payload.Payload` and `out.fields`. */
+    const decodeRaw = (raw: Buffer, payload: FromMobileMessage, out: { fields?: Record<string, unknown> }) => {
+      const defs = definitions();
+      if (!defs || raw.length < 2) return;
+      if (!defs.find(raw[0]!, raw[1]!, 'return')) {
+        warnOnce(`${raw[0]}/${raw[1]}`, `SIN ${raw[0]} MIN ${raw[1]}: not in the message definitions; such messages are emitted undecoded`);
+        return;
+      }
+      try {
+        const d = defs.decode(raw, 'return');
+        payload.Payload = toCmf(d.message, d.fields) as FromMobileMessage['Payload'];
+        out.fields = d.fields;
+      } catch (e) {
+        node.warn(`message ${String(payload.ID)}: emitted undecoded: ${toGatewayError(e).message}`);
+      }
+    };
     /** payload (ID exact), raw (Buffer), fields (decoded) of one message. */
     const decorate = (m: FromMobileMessage): { payload: FromMobileMessage; raw?: Buffer; fields?: Record<string, unknown> } => {
       const payload: FromMobileMessage = { ...m, ID: int64Out(BigInt(m.ID)) };
       const out: { payload: FromMobileMessage; raw?: Buffer; fields?: Record<string, unknown> } = { payload };
       if (typeof m.RawPayload === 'string') out.raw = Buffer.from(m.RawPayload, 'base64');
       if (m.Payload && Array.isArray(m.Payload.Fields)) out.fields = decodeFields(m.Payload.Fields);
+      else if (!m.Payload && out.raw && config.definitions) decodeRaw(out.raw, payload, out);
       return out;
     };
     runPollerNode<FromMobileMessage>({

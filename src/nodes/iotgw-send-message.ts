@@ -6,6 +6,11 @@
  * src/lib/api/cmf). Every item is checked before anything is sent. Items of all messages are
  * batched like `iotgw-terminal-mode` (the same SendPool over the account's SEND budget),
  * with the same two outputs: 1 accepted, 2 rejected, in input order.
+ *
+ * With `definitions` (an iotgw-definitions node), an item may instead be `{DestinationID,
+ * message: <Name>, fields: {...}}` (a forward message of the file): it is encoded by
+ * src/lib/codec into `RawPayload` and checked as any other; a bad field is BAD_INPUT
+ * naming the item, the message and the field, and nothing is sent.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { SendPool } from '../lib/node-red/send-pool';
@@ -16,7 +21,8 @@ import { describeType, showValue, toInt64 } from '../lib/common/int64';
 import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg, nodeAbortController } from '../lib/node-red/node-kit';
 import { parseReply, submitReply, type SubmitResult } from '../lib/api/terminal';
 import { checkSpec, encodeFields, type CmfField, type CmfSpecMap } from '../lib/api/cmf';
-import { isGateway, joinProblems } from '../lib/node-red/guards';
+import { isDefinitions, isGateway, joinProblems } from '../lib/node-red/guards';
+import type { Definitions } from '../lib/codec';
 
 export interface SendMessageConfig extends NodeDef {
   gateway: string;
@@ -28,6 +34,8 @@ export interface SendMessageConfig extends NodeDef {
   messageClass: string | number;
   maxRawBytes: string | number;
   lingerMs?: string | number;
+  /** An iotgw-definitions node ("" = none): items may give `message` and `fields`. */
+  definitions?: string;
 }
 
 export interface GeneralItem {
@@ -152,6 +160,23 @@ export function checkGeneralItem(raw: unknown, where: string, d: ItemDefaults, p
 }
 
 
+/** An item `{..., message, fields}` -> the same item with `RawPayload` encoded by the definitions; problems pushed. */
+export function encodeItem(defs: Definitions, raw: unknown, where: string, problems: string[]): unknown {
+  if (!isPlainObject(raw) || (raw.message === undefined && raw.fields === undefined)) return raw;
+  const { message, fields, ...rest } = raw;
+  if (rest.RawPayload !== undefined || rest.Payload !== undefined) {
+    problems.push(`${where}.message: give either message and fields, or RawPayload or Payload, not both`);
+    return undefined;
+  }
+  try {
+    return { ...rest, RawPayload: defs.encodeInput({ message, fields }, 'forward', where) };
+  } catch (e) {
+    const err = e as GatewayError;
+    problems.push(err.message.startsWith(where) ? err.message : `${where}: ${err.message}`);
+    return undefined;
+  }
+}
+
 const sameDest = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
 
 export default function register(RED: NodeAPI): void {
@@ -165,6 +190,7 @@ export default function register(RED: NodeAPI): void {
       MessageClass: optionalSetting(config.messageClass),
       maxRawBytes: Math.round(numberSetting(config.maxRawBytes, 1023, 2, 1_000_000)),
     };
+    const defsNode = config.definitions ? RED.nodes.getNode(config.definitions) : null;
     const closing = nodeAbortController();
     node.on('close', (_r: boolean, done: () => void) => {
       closing.abort();
@@ -208,9 +234,17 @@ export default function register(RED: NodeAPI): void {
       const list = Array.isArray(payload) ? payload : [payload];
       if (list.length === 0) throw badInput('msg.payload', 'an empty array; send at least one message');
       const items: GeneralItem[] = [];
+      let defs: Definitions | undefined;
+      if (config.definitions) {
+        if (!isDefinitions(defsNode)) throw badInput('definitions', 'the iotgw-definitions config node is missing; open the node and choose one');
+        defs = defsNode.definitions();
+      }
       if (!problems.length) {
         list.forEach((raw, i) => {
-          const it = checkGeneralItem(raw, Array.isArray(payload) ? `msg.payload[${i}]` : 'msg.payload', d, problems);
+          const where = Array.isArray(payload) ? `msg.payload[${i}]` : 'msg.payload';
+          const item = defs ? encodeItem(defs, raw, where, problems) : raw;
+          if (item === undefined) return;
+          const it = checkGeneralItem(item, where, d, problems);
           if (it) items.push(it);
         });
       }

@@ -15,9 +15,11 @@
  * - Terminals that report: every online terminal sends a position report (SIN 128 MIN 1)
  *   and a sensor report (SIN 128 MIN 2) every `reportEveryMs` (0 = off, the default of the
  *   library; the CLI and `npm start` turn it on), each with `Payload` fields and the
- *   matching `RawPayload`.
+ *   matching `RawPayload`; and a SatelliteTelemetry report (SIN 255 MIN 1 of
+ *   examples/definitions/demo.idpmsg) with `RawPayload` only, as the real gateway sends
+ *   a message whose definitions it does not hold (decode it with an iotgw-definitions node).
  * - `POST /_sim/from-mobile` seeds messages for tests: `{count, perSecond, startSec,
- *   lateCount, lateAfterMs, mobileId}`.
+ *   lateCount, lateAfterMs, mobileId, kind}` (kind `reports`, the default, or `telemetry`).
  */
 import type { SimServer, SimReply, SimRequest } from './server';
 import { json } from './server';
@@ -86,6 +88,8 @@ export interface FromMobile {
   raw: Buffer;
   region: string;
   transport: number;
+  /** Sent with RawPayload only (no Payload): a message the gateway holds no definitions for. */
+  rawOnly?: boolean;
 }
 
 const ERR = { INVALID_DESTINATION: 101, TOO_MANY_MESSAGES: 104, INVALID_REQUEST: 105, INVALID_FROM_UTC: 108 };
@@ -141,6 +145,39 @@ export function sensorReport(temps: number[], battery: number, door: boolean, la
   };
 }
 
+/** SatelliteTelemetry's fields in bit order: [name, bits, signed] (examples/definitions/demo.idpmsg). */
+export const TELEMETRY_LAYOUT: ReadonlyArray<readonly [string, number, boolean]> = [
+  ['timestamp', 31, false],
+  ['latitude', 24, true],
+  ['longitude', 25, true],
+  ['altitude', 13, true],
+  ['speed', 8, false],
+  ['heading', 9, false],
+  ['satellites', 4, false],
+  ['pdop', 5, false],
+  ['snr', 9, false],
+  ['temperature', 7, true],
+];
+
+/**
+ * The bytes of a SatelliteTelemetry report: SIN 255, MIN 1, then each field most significant
+ * bit first (two's complement when signed), no padding between them, zero bits to the last
+ * byte. Packed here as a string of bits, on purpose apart from src/lib/codec.
+ */
+export function satelliteTelemetry(v: Record<string, number>): Buffer {
+  let bits = '';
+  for (const [name, size, signed] of TELEMETRY_LAYOUT) {
+    const x = v[name] ?? 0;
+    bits += (signed && x < 0 ? x + 2 ** size : x).toString(2).padStart(size, '0');
+  }
+  bits = bits.padEnd(Math.ceil(bits.length / 8) * 8, '0');
+  const out = Buffer.alloc(2 + bits.length / 8);
+  out[0] = 255;
+  out[1] = 1;
+  for (let i = 0; i < bits.length / 8; i++) out[2 + i] = parseInt(bits.slice(i * 8, i * 8 + 8), 2);
+  return out;
+}
+
 export class MobileMessages {
   options: MobileOptions = { ...DEFAULT_MOBILE_OPTIONS };
   /** From-mobile messages in time order (the strict paging of ./feed.ts). */
@@ -152,6 +189,7 @@ export class MobileMessages {
   private timer: NodeJS.Timeout | undefined;
   private lastReport = 0;
   private seq = 0;
+  private telemetrySeq = 0;
 
   constructor(private readonly gw: TerminalHost) {}
 
@@ -199,19 +237,41 @@ export class MobileMessages {
     });
   }
 
+  /** One SatelliteTelemetry report of terminal `t` (RawPayload only), in second `sec`. */
+  telemetry(t: Pick<Terminal, 'id' | 'family' | 'account'>, sec: number, visibleAt?: number): FromMobile {
+    const n = this.telemetrySeq++;
+    const raw = satelliteTelemetry({
+      timestamp: sec % 2 ** 31,
+      latitude: 2722878 + (n % 1000),
+      longitude: -4543732 - (n % 500),
+      altitude: (n % 200) - 20,
+      speed: n % 120,
+      heading: (n * 7) % 360,
+      satellites: 4 + (n % 9),
+      pdop: 1 + (n % 20),
+      snr: 250 + (n % 100),
+      temperature: (n % 60) - 10,
+    });
+    return this.add({ sec, visibleAt, MobileID: t.id, account: t.account, SIN: 255, MIN: 1, name: 'SatelliteTelemetry', fields: [], raw, region: t.family === 'OGx' ? 'AMERRB' : 'AORWSC', transport: 1, rawOnly: true });
+  }
+
   /**
    * Seeds `count` messages, `perSecond` to a second from `startSec` (default: so that the
    * last second is the previous one). `lateCount` more become visible `lateAfterMs` from
    * now in seconds already past (late arrivals).
    */
-  seed(o: { count: number; perSecond?: number; startSec?: number; lateCount?: number; lateAfterMs?: number; mobileId?: string }): { firstSec: number; lastSec: number } {
+  seed(o: { count: number; perSecond?: number; startSec?: number; lateCount?: number; lateAfterMs?: number; mobileId?: string; kind?: 'reports' | 'telemetry' }): {
+    firstSec: number;
+    lastSec: number;
+  } {
     const now = this.gw.now();
     const perSecond = Math.max(1, o.perSecond ?? 10);
     const seconds = Math.ceil(o.count / perSecond);
     const startSec = o.startSec ?? Math.floor(now / 1000) - seconds - 1;
     const term = this.gw.terminals.get(o.mobileId ?? '') ?? [...this.gw.terminals.values()][0]!;
-    for (let i = 0; i < o.count; i++) this.report(term, startSec + Math.floor(i / perSecond));
-    for (let i = 0; i < (o.lateCount ?? 0); i++) this.report(term, startSec + (i % seconds), now + (o.lateAfterMs ?? 2000));
+    const one = o.kind === 'telemetry' ? this.telemetry.bind(this) : this.report.bind(this);
+    for (let i = 0; i < o.count; i++) one(term, startSec + Math.floor(i / perSecond));
+    for (let i = 0; i < (o.lateCount ?? 0); i++) one(term, startSec + (i % seconds), now + (o.lateAfterMs ?? 2000));
     return { firstSec: startSec, lastSec: startSec + seconds - 1 };
   }
 
@@ -221,7 +281,11 @@ export class MobileMessages {
     const now = this.gw.now();
     if (now - this.lastReport < every) return;
     this.lastReport = now;
-    for (const t of this.gw.terminals.values()) if (t.online) this.report(t, Math.floor(now / 1000), now);
+    for (const t of this.gw.terminals.values()) {
+      if (!t.online) continue;
+      this.report(t, Math.floor(now / 1000), now);
+      this.telemetry(t, Math.floor(now / 1000), now);
+    }
   }
 
   /** `at` routes `/api/v{version}/<rest>` under the gateway's base path (see TerminalGateway.mount). */
@@ -245,6 +309,7 @@ export class MobileMessages {
         lateCount: b.lateCount === undefined ? undefined : Number(b.lateCount),
         lateAfterMs: b.lateAfterMs === undefined ? undefined : Number(b.lateAfterMs),
         mobileId: typeof b.mobileId === 'string' ? b.mobileId : undefined,
+        kind: b.kind === 'telemetry' ? 'telemetry' : 'reports',
       });
       return json(200, { seeded: count, ...out, total: this.fromMobile.items.length });
     });
@@ -275,7 +340,7 @@ export class MobileMessages {
         MobileID: m.MobileID,
       };
       if (withRaw && this.options.omit !== 'raw') rec.RawPayload = m.raw.toString('base64');
-      if (this.options.omit !== 'payload') rec.Payload = { Name: m.name, SIN: m.SIN, MIN: m.MIN, IsForward: false, Fields: m.fields };
+      if (this.options.omit !== 'payload' && !m.rawOnly) rec.Payload = { Name: m.name, SIN: m.SIN, MIN: m.MIN, IsForward: false, Fields: m.fields };
       rec.RegionName = m.region;
       rec.OTAMessageSize = m.raw.length;
       rec.Transport = m.transport;

@@ -10,7 +10,7 @@
  */
 const assert = require('node:assert/strict');
 const fc = require('fast-check');
-const { helper, startSimulator, gatewayNode, load, DEMO_CREDS } = require('../helpers/harness');
+const { helper, startSimulator, gatewayNode, load, DEMO_CREDS, useRuntime } = require('../helpers/harness');
 const { SPECS, configNode, credsFor } = require('../helpers/faults');
 
 const RUNS = Number(process.env.IOTGW_HOSTILE_RUNS || 300);
@@ -43,11 +43,8 @@ const TARGETS = [
 describe('hostile inputs: integers only as typed, no null defaults (issue 16)', function () {
   this.timeout(180000);
   let sim;
-  before(async function () {
-    await new Promise((r) => helper.startServer(r));
-  });
-  after(async function () {
-    await new Promise((r) => helper.stopServer(r));
+  useRuntime();
+  after(function () {
     console.log(`      [figures] hostile inputs tried: ${figures.tried}, requests leaked: ${figures.leaked}, crashes: ${figures.crashes}`);
   });
   beforeEach(async function () {

@@ -9,7 +9,7 @@
  */
 const assert = require('node:assert/strict');
 const fc = require('fast-check');
-const { helper, startSimulator, gatewayNode, load, DEMO_CREDS } = require('../helpers/harness');
+const { helper, startSimulator, gatewayNode, load, DEMO_CREDS, useRuntime } = require('../helpers/harness');
 const { LANDED, SPECS, configNode, credsFor } = require('../helpers/faults');
 const { pathSegment } = require('../../dist/lib/transport/http');
 
@@ -226,11 +226,8 @@ const TABLE = [
 describe('property: bad input ends in BAD_INPUT naming the field, with no request', function () {
   this.timeout(120000);
   let sim;
-  before(async function () {
-    await new Promise((r) => helper.startServer(r));
-  });
-  after(async function () {
-    await new Promise((r) => helper.stopServer(r));
+  useRuntime();
+  after(function () {
     console.log(`      [figures] generated inputs: ${figures.generated}, wire checks: ${figures.wire}`);
   });
   beforeEach(async function () {

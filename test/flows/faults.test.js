@@ -7,7 +7,7 @@
  * is sent again only after the wait, with its items intact and in order.
  */
 const assert = require('node:assert/strict');
-const { helper, startSimulator, gatewayNode, load, until, DEMO_CREDS } = require('../helpers/harness');
+const { helper, startSimulator, gatewayNode, load, until, DEMO_CREDS, useRuntime } = require('../helpers/harness');
 const { FAULT_KINDS } = require('../../dist/simulator/server');
 const { landedSpecs, outcomeFor, ledgerFlow, Ledger, configNode, credsFor } = require('../helpers/faults');
 
@@ -20,11 +20,8 @@ const figures = { faults: 0, msgs: 0 };
 describe('reliability: injected faults, per node type', function () {
   this.timeout(60000);
   let sim;
-  before(async function () {
-    await new Promise((r) => helper.startServer(r));
-  });
-  after(async function () {
-    await new Promise((r) => helper.stopServer(r));
+  useRuntime();
+  after(function () {
     console.log(`      [figures] faults injected: ${figures.faults}, msgs accounted for: ${figures.msgs}`);
   });
   beforeEach(async function () {

@@ -9,7 +9,7 @@
  */
 const assert = require('node:assert/strict');
 const util = require('node:util');
-const { helper, startSimulator, gatewayNode, until, ALL_NODES } = require('../helpers/harness');
+const { helper, startSimulator, gatewayNode, until, ALL_NODES, useRuntime } = require('../helpers/harness');
 const { landedSpecs, SENTINELS: S, LANDED } = require('../helpers/faults');
 
 const DEBUG = require('@node-red/nodes/core/common/21-debug.js');
@@ -50,12 +50,7 @@ function recorded() {
 describe('secrets: sentinel credentials never leak', function () {
   this.timeout(60000);
   let sim;
-  before(async function () {
-    await new Promise((r) => helper.startServer(r));
-  });
-  after(async function () {
-    await new Promise((r) => helper.stopServer(r));
-  });
+  useRuntime();
   beforeEach(async function () {
     sim = await startSimulator({
       terminal: { rateLimitCalls: 0, maxConcurrent: 0 },

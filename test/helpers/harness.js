@@ -18,7 +18,7 @@ const ALL_NODES = [...OUR_NODES, ...CORE_NODES];
 const { DEMO_CREDS, gatewayNode } = require('./flows');
 
 /** Loads a flow into the real runtime; returns {get(id)}. */
-const CONFIG_TYPES = new Set(['iotgw-gateway', 'iotgw-app', 'tls-config']);
+const CONFIG_TYPES = new Set(['iotgw-gateway', 'iotgw-app', 'iotgw-definitions', 'tls-config']);
 
 function load(flow, credentials = { gw: DEMO_CREDS }) {
   // Flow nodes live on a tab (Catch nodes need one); config nodes stay global.
@@ -111,6 +111,16 @@ function simulatorPerTest(options, set) {
   });
 }
 
+/** Mocha hooks: the test helper's Node-RED runtime for a describe block (started before its first test, stopped after its last). */
+function useRuntime() {
+  before(async function () {
+    await new Promise((r) => helper.startServer(r));
+  });
+  after(async function () {
+    await new Promise((r) => helper.stopServer(r));
+  });
+}
+
 /** Records every status a node shows (the node still shows it); returns the list. */
 function recordStatuses(node) {
   const statuses = [];
@@ -122,4 +132,4 @@ function recordStatuses(node) {
   return statuses;
 }
 
-module.exports = { recordStatuses, simulatorPerTest, helper, startSimulator, gatewayNode, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };
+module.exports = { recordStatuses, simulatorPerTest, useRuntime, helper, startSimulator, gatewayNode, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };

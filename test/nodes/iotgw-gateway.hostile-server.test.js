@@ -14,7 +14,7 @@
  */
 const assert = require('node:assert/strict');
 const http = require('node:http');
-const { helper, gatewayNode, load } = require('../helpers/harness');
+const { helper, gatewayNode, load, useRuntime } = require('../helpers/harness');
 const { parseJson, jsonTooDeep, MAX_JSON_DEPTH } = require('../../dist/lib/common/int64');
 const { parseRetryAfter, rateLimitWait } = require('../../dist/lib/transport/http');
 
@@ -89,12 +89,7 @@ const deep = (levels) => '['.repeat(levels) + ']'.repeat(levels);
 describe('hostile servers (issue 16)', function () {
   this.timeout(60000);
   let srv;
-  before(async function () {
-    await new Promise((r) => helper.startServer(r));
-  });
-  after(async function () {
-    await new Promise((r) => helper.stopServer(r));
-  });
+  useRuntime();
   beforeEach(async function () {
     srv = await hostileServer();
   });

@@ -9,7 +9,7 @@ const assert = require('node:assert/strict');
 const v8 = require('node:v8');
 const vm = require('node:vm');
 const { hooks } = require('@node-red/util');
-const { helper, startSimulator, gatewayNode, load, until } = require('../helpers/harness');
+const { helper, startSimulator, gatewayNode, load, until, useRuntime } = require('../helpers/harness');
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc');
@@ -25,12 +25,7 @@ const FLOOD = 100000;
 describe('reliability: a flood of 100,000 mode messages', function () {
   this.timeout(90000);
   let sim;
-  before(async function () {
-    await new Promise((r) => helper.startServer(r));
-  });
-  after(async function () {
-    await new Promise((r) => helper.stopServer(r));
-  });
+  useRuntime();
   beforeEach(async function () {
     // The simulator enforces the same limit as the config node: any excess would be a 429.
     sim = await startSimulator({ terminal: { rateLimitCalls: 10, rateLimitWindowMs: 1000, maxConcurrent: 3, acceptUnknownTerminals: true } });

@@ -1,6 +1,6 @@
 'use strict';
 const assert = require('node:assert/strict');
-const { simulatorPerTest, helper, startSimulator, load, until, collect, catchAll } = require('../helpers/harness');
+const { simulatorPerTest, helper, startSimulator, load, until, collect, catchAll, useRuntime } = require('../helpers/harness');
 const { simUuid } = require('../../dist/simulator/app');
 
 const TOKEN = 'app-demo-token';
@@ -146,12 +146,7 @@ describe('iotgw-user against the simulator', function () {
 
 describe('application API errors reach Catch with the codes of nodes.md and the server\'s own text', function () {
   let sim;
-  before(async function () {
-    await new Promise((r) => helper.startServer(r));
-  });
-  after(async function () {
-    await new Promise((r) => helper.stopServer(r));
-  });
+  useRuntime();
   afterEach(async function () {
     await helper.unload();
     await sim.close();

@@ -13,7 +13,7 @@
  * registers from the installed package, without errors.
  */
 const assert = require('node:assert/strict');
-const { execFileSync, spawn } = require('node:child_process');
+const { execFileSync, spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
@@ -66,12 +66,33 @@ describe("the README's install route (packed tarball into a fresh ~/.node-red)",
     // A fresh HOME, but the machine's npm settings and cache (registry, proxy, mirrors).
     for (const k of ['userconfig', 'cache']) npmEnv[`npm_config_${k}`] = execFileSync('npm', ['config', 'get', k], { encoding: 'utf8' }).trim();
     const env = { ...process.env, ...npmEnv, HOME: home };
-    execFileSync('bash', ['-euo', 'pipefail', '-c', block], { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 540000 });
-
+    // The last command of the block is the install of the tarball: what it prints names nothing of ours.
+    const lines = block.trim().split('\n');
+    execFileSync('bash', ['-euo', 'pipefail', '-c', lines.slice(0, -1).join('\n')], { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 540000 });
     const userDir = path.join(home, '.node-red');
+    const install = spawnSync('bash', ['-euo', 'pipefail', '-c', lines[lines.length - 1]], { cwd: userDir, env, encoding: 'utf8', timeout: 540000 });
+    assert.equal(install.status, 0, `${lines[lines.length - 1]}:\n${install.stdout}${install.stderr}`);
+    const printed = `${install.stdout}${install.stderr}`;
+    assert.doesNotMatch(printed, /iotgateway|node-red-gateway|prepare|prepack|install script/i, `installing the tarball printed something of ours:\n${printed}`);
+
     const installed = path.join(userDir, 'node_modules', ...PKG.name.split('/'));
-    assert.ok(fs.existsSync(path.join(installed, PKG.main)), `the tarball holds ${PKG.main} (the bundle)`);
+    assert.ok(fs.existsSync(path.join(installed, PKG.main)), `the tarball holds ${PKG.main}`);
     assert.ok(!fs.lstatSync(installed).isSymbolicLink(), 'installed from the tarball, not linked');
+
+    // npm ls and npm audit see every third-party package our nodes run.
+    const ls = JSON.parse(execFileSync('npm', ['ls', '--all', '--json'], { cwd: userDir, env, encoding: 'utf8' }));
+    const ourDeps = ls.dependencies[PKG.name].dependencies || {};
+    for (const dep of ['undici', 'zod', 'lossless-json', 'ioredis', 'saxes']) assert.ok(ourDeps[dep] && ourDeps[dep].version, `npm ls --all lists ${dep} under ${PKG.name}: ${Object.keys(ourDeps).join(', ')}`);
+
+    // An error thrown inside the request path carries readable frames: our files and functions by name.
+    const probe = `
+      const { ApiClient } = require(${JSON.stringify(path.join(installed, 'dist/lib/transport/http.js'))});
+      const client = new ApiClient({ label: 't', baseUrl: 'http://127.0.0.1:9', timeoutMs: 5000, maxConcurrent: 1, maxRetries: 0 });
+      client.request({ method: 'GET', path: '/x' }).then(() => process.exit(2), (e) => { process.stdout.write(JSON.stringify({ code: e.code, stack: String(e.stack) })); });`;
+    const err = JSON.parse(execFileSync(process.execPath, ['-e', probe], { cwd: userDir, encoding: 'utf8', timeout: 30000 }));
+    assert.equal(err.code, 'NETWORK');
+    assert.match(err.stack, /dist[\\/]lib[\\/]transport[\\/]http\.js:\d+:\d+/, err.stack);
+    assert.match(err.stack, /at (async )?(ApiClient\.)?\w+/, err.stack);
 
     // Node-RED on the fresh user directory (the devDependency's runtime).
     const port = await freePort();

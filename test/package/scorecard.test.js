@@ -132,9 +132,9 @@ describe('Flow Library scorecard (offline checks of node-red-dev validate)', fun
       }
     });
     it('ships the editor files, the examples and the compiled code', function () {
-      // The compiled code ships as the esbuild bundle (dist/bundle/, scripts/bundle.js); main and the bin live there.
-      for (const f of ['nodes/', 'examples/', 'dist/bundle/']) assert.ok((pkg.files || []).includes(f), `files does not include ${f}`);
-      for (const p of [pkg.main, ...Object.values(pkg.bin || {})]) assert.ok(p.startsWith('dist/bundle/'), `${p} is not in the shipped bundle`);
+      // The compiled code ships as tsc wrote it (dist/) plus the registrar; main, types and the bin live there.
+      for (const f of ['nodes/', 'examples/', 'dist/']) assert.ok((pkg.files || []).includes(f), `files does not include ${f}`);
+      for (const p of [pkg.main, pkg.types, ...Object.values(pkg.bin || {})]) assert.ok(p.startsWith('dist/'), `${p} is not in the shipped dist/`);
     });
   });
 

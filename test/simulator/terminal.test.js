@@ -145,7 +145,7 @@ describe('the gateway simulator (area a) on its own', function () {
   });
 
   it('the command line turns on the real services\' edges (throttling as HTTP 200 + ErrorID, a base path, a token lifetime) and refuses a wrong value', async function () {
-    const bin = path.join(__dirname, '..', '..', 'dist', 'bundle', 'cli.js');
+    const bin = path.join(__dirname, '..', '..', require('../../package.json').bin['iotgw-simulator']);
     const args = ['--port', '0', '--calls', '1', '--throttle-as', 'errorId', '--base-path', '/gw/v1', '--token-ttl', '120', '--reports-every', '0'];
     const cli = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {

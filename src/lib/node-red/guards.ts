@@ -2,6 +2,8 @@
  * Guards and message helpers shared by the node files (lib never imports a node file).
  */
 import type { AppNode, GatewayNode } from './config-nodes';
+import type { Node } from 'node-red';
+import type { DefinitionsNode } from '../codec';
 
 /** True for an `iotgw-gateway` config node. */
 export function isGateway(n: unknown): n is GatewayNode {
@@ -17,4 +19,9 @@ export function isApp(n: unknown): n is AppNode {
 export function joinProblems(problems: string[]): string {
   const shown = problems.slice(0, 10).join('; ');
   return problems.length > 10 ? `${shown}; and ${problems.length - 10} more` : shown;
+}
+
+/** True for an `iotgw-definitions` config node (see src/lib/codec). */
+export function isDefinitions(n: unknown): n is Node & DefinitionsNode {
+  return !!n && typeof (n as DefinitionsNode).definitions === 'function';
 }

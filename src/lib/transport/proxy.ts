@@ -13,8 +13,7 @@ import type { Agent, Dispatcher, EnvHttpProxyAgent } from 'undici';
 
 type Undici = typeof import('undici');
 /**
- * undici, loaded on the first request: a flow's nodes start without it (in the published
- * bundle it is its own file, dist/bundle/undici.js; see scripts/bundle.js).
+ * undici, loaded on the first request: a flow's nodes start without it.
  */
 let undici: Undici | undefined;
 function loadUndici(): Undici {

@@ -15,7 +15,7 @@ import { GatewayError } from '../../common/errors';
 
 /**
  * ioredis, loaded on the first connection: a Node-RED whose flows use no iotgw-redis node
- * never loads it (in the published bundle it is its own file, dist/bundle/ioredis.js).
+ * never loads it.
  */
 let RedisClass: typeof Redis | undefined;
 function loadRedis(): typeof Redis {

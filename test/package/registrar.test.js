@@ -1,7 +1,8 @@
 'use strict';
 /**
- * The published package is the esbuild bundle (scripts/bundle.js, run by npm run build):
- * what `npm pack` would ship, the node shims, the API entry and the simulator bin.
+ * The published package is tsc's dist/ plus the registrar (scripts/registrar.js, run by
+ * npm run build), with its runtime dependencies declared: what `npm pack` would ship, the
+ * node shims, what loads when, the API entry and the simulator bin.
  * (Installed size, start time and idle memory are measured by `npm run bench -- footprint`.)
  */
 const assert = require('node:assert/strict');
@@ -11,10 +12,10 @@ const { execFileSync } = require('node:child_process');
 const ROOT = path.resolve(__dirname, '..', '..');
 const pkg = require('../../package.json');
 
-describe('the bundled package', function () {
+describe('the package: registrar, lazy loading, what is packed', function () {
   this.timeout(60000);
 
-  it('npm pack ships the bundle, the editor files and the shims; no sources, typings or source maps', function () {
+  it('npm pack ships dist/, the editor files and the shims; no sources or source maps; the runtime dependencies are declared', function () {
     // Scripts off (the env form: the flag alone still runs prepare): the test must not rebuild dist/ under other tests.
     // npx (mocha's launcher) leaves npm_* settings in the environment that turn scripts back on: drop them.
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.toLowerCase().startsWith('npm_')));
@@ -23,25 +24,26 @@ describe('the bundled package', function () {
     env.PATH = (process.env.PATH || '').split(path.delimiter).filter((d) => !d.includes(`node_modules${path.sep}.bin`)).join(path.delimiter);
     const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     const files = JSON.parse(out)[0].files.map((f) => f.path);
-    for (const f of ['dist/bundle/nodes.js', 'dist/bundle/index.js', 'dist/bundle/cli.js', 'package.json']) assert.ok(files.includes(f), `${f} is not packed`);
+    for (const f of ['dist/nodes.js', 'dist/index.js', 'dist/index.d.ts', 'dist/simulator/cli.js', 'dist/lib/transport/http.js', 'package.json']) assert.ok(files.includes(f), `${f} is not packed`);
     for (const file of Object.values(pkg['node-red'].nodes)) {
       assert.ok(files.includes(file), `${file} is not packed`);
       assert.ok(files.includes(file.replace(/\.js$/, '.html')), `${file.replace(/\.js$/, '.html')} is not packed`);
     }
-    const stray = files.filter((f) => f !== 'types/index.d.ts').filter((f) => /\.(map|ts|cts|mts)$/.test(f) || f.startsWith('src/') || (f.startsWith('dist/') && !f.startsWith('dist/bundle/')));
+    const stray = files.filter((f) => !f.endsWith('.d.ts')).filter((f) => /\.(map|ts|cts|mts)$/.test(f) || f.startsWith('src/') || f.startsWith('test/'));
     assert.deepEqual(stray, []);
-    assert.deepEqual(Object.keys(pkg.dependencies || {}), [], 'every runtime dependency is bundled');
+    assert.deepEqual(Object.keys(pkg.dependencies || {}).sort(), ['ioredis', 'lossless-json', 'saxes', 'undici', 'zod'], 'every third-party package our nodes run is a declared dependency');
+    assert.ok(!('prepare' in pkg.scripts), 'no prepare script: installing the tarball runs nothing of ours');
   });
 
-  it('every node shim loads its node from the bundle', function () {
+  it('every node shim loads its node through the registrar', function () {
     for (const [type, file] of Object.entries(pkg['node-red'].nodes)) {
       const text = require('node:fs').readFileSync(path.join(ROOT, file), 'utf8');
-      assert.match(text, /require\('\.\.\/dist\/bundle\/nodes\.js'\)/, `${file} does not load the bundle`);
+      assert.match(text, /require\('\.\.\/dist\/nodes\.js'\)/, `${file} does not load the registrar`);
       assert.equal(typeof require(path.join(ROOT, file)), 'function', `${type}: not a node module`);
     }
   });
 
-  it('Node-RED loads only the registrar at start: core.js with the first node of ours, undici.js with its first request, ioredis.js with a Redis connection', function () {
+  it('Node-RED loads only the registrar at start; a node\'s module with the first node of its type; undici with the first request; no ioredis or saxes without their nodes', function () {
     // A child process: a fresh module cache and a real Node-RED runtime (the test helper).
     const child = `
       const path = require('node:path');
@@ -50,7 +52,13 @@ describe('the bundled package', function () {
       const ROOT = ${JSON.stringify(ROOT)};
       const pkg = require(path.join(ROOT, 'package.json'));
       const shims = Object.values(pkg['node-red'].nodes).map((p) => require(path.join(ROOT, p)));
-      const loaded = () => Object.keys(require.cache).filter((f) => f.includes(path.join('dist', 'bundle'))).map((f) => path.basename(f)).sort();
+      // Our dist files by path, and the runtime dependencies by package name.
+      const DEPS = ['undici', 'zod', 'lossless-json', 'ioredis', 'saxes'];
+      const loaded = () => [...new Set(Object.keys(require.cache).flatMap((f) => {
+        if (f.startsWith(path.join(ROOT, 'dist') + path.sep)) return [path.relative(path.join(ROOT, 'dist'), f).split(path.sep).join('/')];
+        const m = /node_modules[\\/\\\\]((?:@[^\\/\\\\]+[\\/\\\\])?[^\\/\\\\]+)/.exec(f.slice(ROOT.length));
+        return m && DEPS.includes(m[1]) ? [m[1]] : [];
+      }))].sort();
       const out = {};
       const load = (flow) => new Promise((resolve, reject) => helper.load(shims, flow, { gw: { clientId: 'c', clientSecret: 's' } }, resolve).catch(reject));
       (async () => {
@@ -68,7 +76,7 @@ describe('the bundled package', function () {
         out.withFlow = loaded();
         // One call (to a closed port: the request is made, the connection refused).
         m.receive({ payload: { DestinationID: '01000001SKYA001', Mode: 1, WakeupInterval: 3 } });
-        for (let t = 0; t < 1000 && !loaded().includes('undici.js'); t++) await new Promise((r) => setTimeout(r, 20));
+        for (let t = 0; t < 1000 && !loaded().includes('undici'); t++) await new Promise((r) => setTimeout(r, 20));
         out.afterCall = loaded();
         await helper.unload();
         await new Promise((r) => helper.stopServer(r));
@@ -77,9 +85,12 @@ describe('the bundled package', function () {
       })().catch((e) => { console.error(e); process.exit(1); });`;
     const out = JSON.parse(execFileSync(process.execPath, ['-e', child], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 50000 }));
     assert.deepEqual(out.emptyFlow, ['nodes.js'], 'a Node-RED without a flow of ours loads only the registrar');
-    assert.equal(out.created, true, 'the node of the flow was created from core.js');
-    assert.deepEqual(out.withFlow, ['core.js', 'nodes.js'], 'a flow that has sent nothing loads core.js, neither undici.js nor ioredis.js');
-    assert.deepEqual(out.afterCall, ['core.js', 'nodes.js', 'undici.js'], 'the first request loads undici.js');
+    assert.equal(out.created, true, 'the node of the flow was created from its module');
+    assert.ok(out.withFlow.includes('nodes/iotgw-terminal-mode.js') && out.withFlow.includes('nodes/iotgw-gateway.js'), out.withFlow.join(', '));
+    assert.ok(!out.withFlow.some((f) => f.startsWith('nodes/') && !/iotgw-(terminal-mode|gateway)\.js$/.test(f)), `only the modules of the flow's types: ${out.withFlow.join(', ')}`);
+    for (const dep of ['undici', 'ioredis', 'saxes']) assert.ok(!out.withFlow.includes(dep), `a flow that has sent nothing does not load ${dep}`);
+    assert.ok(out.afterCall.includes('undici'), 'the first request loads undici');
+    for (const dep of ['ioredis', 'saxes']) assert.ok(!out.afterCall.includes(dep), `${dep} only with its node`);
   });
 
   it('the registrar registers each type with the options of its real register function (credentials)', function () {
@@ -88,9 +99,9 @@ describe('the bundled package', function () {
       mod({ nodes: { registerType: (type, _ctor, opts) => seen.push({ type, opts: opts || null }) } });
       return seen;
     };
-    const core = require(path.join(ROOT, 'dist/bundle/core.js'));
     for (const [type, file] of Object.entries(pkg['node-red'].nodes)) {
-      assert.deepEqual(record(require(path.join(ROOT, file))), record(core[type]), type);
+      const real = require(path.join(ROOT, 'dist', 'nodes', path.basename(file))).default;
+      assert.deepEqual(record(require(path.join(ROOT, file))), record(real), type);
     }
     assert.deepEqual(record(require(path.join(ROOT, 'nodes/iotgw-gateway.js')))[0].opts.credentials.clientSecret, { type: 'password' });
   });
@@ -102,7 +113,7 @@ describe('the bundled package', function () {
     const sim = await api.startSimulator({});
     try {
       const res = await fetch(`${sim.url}/api/v1.0/terminal/mode`, { method: 'POST', body: '[]', headers: { 'content-type': 'application/json' } });
-      assert.equal(res.status, 401, 'the bundled simulator refuses a call without a token');
+      assert.equal(res.status, 401, 'the simulator refuses a call without a token');
     } finally {
       await sim.close();
     }

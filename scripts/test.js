@@ -1,0 +1,93 @@
+#!/usr/bin/env node
+'use strict';
+/**
+ * The test runner behind `npm test` and `npm run test:unit` (docs/testing.md).
+ *
+ *   node scripts/test.js            every test: the parallel tier, then the serial tier
+ *   node scripts/test.js --unit     the unit tier only (seconds: no Node-RED runtime started)
+ *   node scripts/test.js --jobs 3   workers of the parallel tier (default: the cores, at least 2)
+ *
+ * Tiers, by file name (tests mirror src/; the slow kinds say so in their names):
+ *  - unit: test/lib/**, test/package/{architecture,scorecard,types}: no runtime, no Redis.
+ *  - parallel: every other *.test.js but the serial ones, in `mocha --parallel` workers
+ *    (each file in a process of its own: a Node-RED test runtime per worker, free ports,
+ *    its own temp directories).
+ *  - serial: *.browser.test.js (Chromium drives the editor of a runtime it starts: two
+ *    browsers at once on two cores make each other's waits time out), *.child.test.js and
+ *    *.redis.test.js (several Node-RED processes, Redis servers and SIGKILLs per test:
+ *    they measure takeover and restart, which another file's load would skew), and
+ *    *.flood.test.js (100,000 msgs: a throughput bound).
+ * Each tier is one mocha run with the settings of .mocharc.json (timeout, --exit, reporter);
+ * the last line adds the tiers' counts up, as mocha prints them.
+ */
+const path = require('node:path');
+const fs = require('node:fs');
+const os = require('node:os');
+const { spawn } = require('node:child_process');
+
+const ROOT = path.resolve(__dirname, '..');
+const MOCHA = require.resolve('mocha/bin/mocha.js', { paths: [ROOT] });
+
+const args = process.argv.slice(2);
+const unitOnly = args.includes('--unit');
+const jobsAt = args.indexOf('--jobs');
+const jobs = jobsAt >= 0 ? Number(args[jobsAt + 1]) : Math.max(2, os.availableParallelism ? os.availableParallelism() : os.cpus().length);
+
+function testFiles(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'helpers' || e.name === 'fixtures' || e.name === 'artifacts' ? [] : testFiles(p);
+    return e.name.endsWith('.test.js') ? [path.relative(ROOT, p).split(path.sep).join('/')] : [];
+  });
+}
+
+const rc = JSON.parse(fs.readFileSync(path.join(ROOT, '.mocharc.json'), 'utf8'));
+const rcArgs = [`--timeout=${rc.timeout}`, `--reporter=${rc.reporter}`, ...(rc.exit ? ['--exit'] : [])];
+
+const SERIAL = /\.(browser|child|redis|flood)\.test\.js$/;
+const UNIT = (f) => (f.startsWith('test/lib/') && !SERIAL.test(f)) || /^test\/package\/(architecture|scorecard|types)\.test\.js$/.test(f);
+
+const all = testFiles(path.join(ROOT, 'test')).sort();
+const tiers = unitOnly
+  ? [{ name: 'unit', files: all.filter(UNIT), parallel: false }]
+  : [
+      { name: 'parallel', files: all.filter((f) => !SERIAL.test(f)), parallel: true },
+      { name: 'serial', files: all.filter((f) => SERIAL.test(f)), parallel: false },
+    ];
+
+function run(tier) {
+  return new Promise((resolve) => {
+    // .mocharc.json's settings but its spec list (mocha would add that list to the files named here).
+    const margs = [MOCHA, '--no-config', ...rcArgs, ...(tier.parallel ? ['--parallel', '--jobs', String(jobs)] : []), ...tier.files];
+    process.stdout.write(`\n=== ${tier.name}: ${tier.files.length} files${tier.parallel ? `, ${jobs} workers` : ''}\n`);
+    const child = spawn(process.execPath, margs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    let tail = '';
+    child.stdout.on('data', (d) => {
+      process.stdout.write(d);
+      tail = (tail + d).slice(-4000);
+    });
+    child.on('close', (code) => {
+      const plain = tail.replace(/\x1b\[[0-9;]*m/g, ''); // eslint-disable-line no-control-regex
+      const n = (word) => Number((plain.match(new RegExp(`^ +(\\d+) ${word}`, 'm')) || [0, 0])[1]);
+      resolve({ code, passing: n('passing'), failing: n('failing'), pending: n('pending') });
+    });
+  });
+}
+
+(async () => {
+  const started = Date.now();
+  let code = 0;
+  const sum = { passing: 0, failing: 0, pending: 0 };
+  for (const tier of tiers) {
+    if (!tier.files.length) continue;
+    const r = await run(tier);
+    for (const k of Object.keys(sum)) sum[k] += r[k];
+    if (r.code !== 0) code = r.code || 1;
+  }
+  const secs = Math.round((Date.now() - started) / 1000);
+  process.stdout.write(`\n=== all tiers (${secs} s)\n`);
+  process.stdout.write(`  ${sum.passing} passing (all tiers)\n`);
+  if (sum.failing) process.stdout.write(`  ${sum.failing} failing (all tiers)\n`);
+  if (sum.pending) process.stdout.write(`  ${sum.pending} pending (all tiers)\n`);
+  process.exit(code);
+})();
