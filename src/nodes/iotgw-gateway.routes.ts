@@ -20,7 +20,9 @@ interface AdminApi {
 }
 
 export function routes(RED: NodeAPI): void {
-  const { httpAdmin, auth } = RED as unknown as AdminApi;
+  const { httpAdmin, auth } = RED as unknown as Partial<AdminApi>;
+  // A runtime without an admin API (httpAdminRoot: false) has no editor to ask.
+  if (!httpAdmin || !auth) return;
   httpAdmin.post('/iotgw/test-connection', auth.needsPermission('iotgw-gateway.write'), (req: AdminRequest, res: AdminResponse) => {
     const body = (req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? req.body : {}) as TestConnectionRequest;
     // eslint-disable-next-line @typescript-eslint/no-require-imports
