@@ -50,7 +50,10 @@ describe('the demo in a real browser (issue 26)', function () {
           const g = document.getElementById(n.id);
           if (!g) continue;
           const name = `${n.type} "${n.name || n.id}"`;
-          out.push({ name, kind: 'node', x0: n.x - n.w / 2, y0: n.y - n.h / 2, x1: n.x + n.w / 2, y1: n.y + n.h / 2 });
+          // An inject node's button sticks out 25 px left of its body (a debug node's on the right).
+          const left = n.type === 'inject' ? 25 : 0;
+          const right = n.type === 'debug' ? 25 : 0;
+          out.push({ name, kind: 'node', x0: n.x - n.w / 2 - left, y0: n.y - n.h / 2, x1: n.x + n.w / 2 + right, y1: n.y + n.h / 2 });
           const status = g.querySelector('.red-ui-flow-node-status-group');
           if (status && status.style.display !== 'none' && status.getAttribute('style') !== 'display: none;') {
             const label = status.querySelector('.red-ui-flow-node-status-label');
