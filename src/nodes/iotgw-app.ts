@@ -11,7 +11,7 @@ import { tlsFromConfigNode } from '../lib/node-red/tls';
 import { GatewayError } from '../lib/common/errors';
 import { markSettingError } from '../lib/common/setting-error';
 import { numberSetting, resolveCredential } from '../lib/node-red/node-kit';
-import { refuseTokenInQuery } from '../lib/api/app';
+import { loginPathSetting, refuseTokenInQuery } from '../lib/api/app';
 import type { AppNode, AppSettings } from '../lib/node-red/config-nodes';
 import { createAccount } from '../lib/account/account';
 
@@ -53,16 +53,7 @@ export function appSettings(config: AppConfig): AppSettings {
   };
 }
 
-/** `loginPath`: a path under the base ('' = /auth/login). */
-export function loginPathSetting(v: unknown): string {
-  const p = String(v ?? '').trim() || '/auth/login';
-  if (!/^\/?[\w\-./~]{1,200}$/.test(p) || p.split('/').some((seg) => seg === '..')) {
-    throw new GatewayError('BAD_INPUT', `loginPath: "${p.slice(0, 40)}" is not a path like /auth/login`, { field: 'loginPath' });
-  }
-  return p.startsWith('/') ? p : `/${p}`;
-}
-
-
+export { loginPathSetting } from '../lib/api/app';
 
 export { isApp } from '../lib/node-red/guards';
 

@@ -104,6 +104,32 @@ describe('architecture: the import graph of src/', function () {
     assert.deepEqual(bad, [], 'lib must not import node files; move the shared helper into src/lib');
   });
 
+  // The layers below Node-RED (issue 29): plain Node.js, so the clients work without it.
+  const PLAIN = ['lib/api/', 'lib/transport/', 'lib/common/', 'lib/account/', 'lib/feed/', 'lib/codec/'];
+  const plainProblems = (g, specs) => {
+    const bad = [];
+    for (const [f, deps] of g) {
+      if (!PLAIN.some((p) => rel(f).startsWith(p))) continue;
+      for (const s of specs(f)) if (s === 'node-red' || s.startsWith('node-red/') || s.startsWith('@node-red/')) bad.push(`${rel(f)} -> ${s}`);
+      for (const d of deps) if (rel(d).startsWith('lib/node-red/') || rel(d).startsWith('nodes/')) bad.push(`${rel(f)} -> ${rel(d)}`);
+    }
+    return bad;
+  };
+
+  it('no file of lib/{api,transport,common,account,feed,codec} imports node-red, lib/node-red or nodes (type imports count)', function () {
+    assert.ok([...graph.keys()].some((f) => rel(f).startsWith('lib/api/clients/')), 'the walk sees lib/api/clients');
+    const bad = plainProblems(graph, (f) => specifiers(fs.readFileSync(f, 'utf8')));
+    assert.deepEqual(bad, [], 'the API layer must stay plain Node.js: pass a plain interface instead');
+  });
+
+  it('the plain-layer check finds a type import of node-red and of lib/node-red when there is one', function () {
+    const api = path.join(SRC, 'lib', 'api', 'x.ts');
+    const kit = path.join(SRC, 'lib', 'node-red', 'node-kit.ts');
+    const g = new Map([[api, [kit]], [kit, []]]);
+    const specs = () => specifiers("import type { NodeAPI } from 'node-red';\nimport type { Msg } from '../node-red/node-kit';\n");
+    assert.deepEqual(plainProblems(g, specs), ['lib/api/x.ts -> node-red', 'lib/api/x.ts -> lib/node-red/node-kit.ts']);
+  });
+
   it('no import circle anywhere in src/', function () {
     const circles = findCircles(graph).map((c) => c.map(rel).join(' -> '));
     assert.deepEqual(circles, []);
