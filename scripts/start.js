@@ -33,10 +33,39 @@ const EXAMPLE_SIM_URL = 'http://127.0.0.1:1881';
 /** Config node types: merged by id across examples, never put on a tab. */
 const CONFIG_TYPES = new Set(['iotgw-gateway', 'iotgw-app', 'iotgw-redis', 'tls-config', 'http proxy', 'mqtt-broker']);
 
-/** The example flows of `examples/`, in file-name order: [{file, name, nodes}]. */
+/**
+ * The demo's tabs in this order (the editor opens on the first): the terminal example the
+ * README shows, then each area as the palette orders them; examples not named here follow
+ * in file-name order.
+ */
+const DEMO_ORDER = [
+  'terminal-mode-messages',
+  'send-message-and-track',
+  'receive-from-mobile-messages',
+  'terminal-status-poller',
+  'track-delivery',
+  'terminal-cancel',
+  'lorawan-contracts',
+  'lorawan-referral',
+  'lorawan-devices',
+  'sms-request',
+  'app-user',
+  'app-tag-list',
+  'app-tag-config',
+];
+
+/** The example flows of `examples/`, in demo order (DEMO_ORDER, then file names): [{file, name, nodes}]. */
 function loadExamples(dir = path.join(ROOT, 'examples')) {
   if (!fs.existsSync(dir)) return [];
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+  const rank = (f) => {
+    const i = DEMO_ORDER.indexOf(f.replace(/\.json$/, ''));
+    return i < 0 ? DEMO_ORDER.length : i;
+  };
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .sort((a, b) => rank(a) - rank(b));
   return files.map((file) => {
     const nodes = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
     if (!Array.isArray(nodes)) throw new Error(`examples/${file}: a flow file must be a JSON array of nodes`);
@@ -290,4 +319,4 @@ if (require.main === module) {
   });
 }
 
-module.exports = { startDev, loadExamples, buildFlows, EXAMPLE_SIM_URL, ROOT, isLoopbackHost, adminAuthFromEnv, checkHost };
+module.exports = { startDev, loadExamples, buildFlows, DEMO_ORDER, EXAMPLE_SIM_URL, ROOT, isLoopbackHost, adminAuthFromEnv, checkHost };

@@ -9,6 +9,7 @@ import { checkBaseUrl, type Query } from '../lib/transport/http';
 import { StaticBearer, TokenHeaders, appLogin, type CachedToken } from '../lib/account/auth';
 import { tlsFromConfigNode } from '../lib/node-red/tls';
 import { GatewayError } from '../lib/common/errors';
+import { markSettingError } from '../lib/common/setting-error';
 import { numberSetting, resolveCredential } from '../lib/node-red/node-kit';
 import { loginPathSetting, refuseTokenInQuery } from '../lib/api/app';
 import type { AppNode, AppSettings } from '../lib/node-red/config-nodes';
@@ -66,7 +67,7 @@ export default function register(RED: NodeAPI): void {
     try {
       node.settings = appSettings(config);
     } catch (err) {
-      configError = err as GatewayError;
+      configError = markSettingError(err as GatewayError);
       node.settings = appSettings({ ...config, baseUrl: 'http://127.0.0.1' });
       node.error(`iotgw-app "${config.name || node.id}": ${configError.message}`);
     }

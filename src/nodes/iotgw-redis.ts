@@ -7,6 +7,7 @@
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { GatewayError } from '../lib/common/errors';
+import { markSettingError } from '../lib/common/setting-error';
 import { resolveCredential } from '../lib/node-red/node-kit';
 import { tlsFromConfigNode } from '../lib/node-red/tls';
 import { RedisConnection, SharedRedis, checkRedisUrl, parseHostPorts, redisAddress, type HostPort, type RedisMode } from '../lib/account/redis/connection';
@@ -105,7 +106,7 @@ export default function register(RED: NodeAPI): void {
     try {
       node.settings = redisSettings(config, env);
     } catch (err) {
-      configError = err as GatewayError;
+      configError = markSettingError(err as GatewayError);
       node.settings = { ...REDIS_DEFAULTS };
       node.error(`${label}: ${configError.message}`);
     }

@@ -84,10 +84,11 @@ describe('the package: registrar, lazy loading, what is packed', function () {
         process.exit(0);
       })().catch((e) => { console.error(e); process.exit(1); });`;
     const out = JSON.parse(execFileSync(process.execPath, ['-e', child], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 50000 }));
-    assert.deepEqual(out.emptyFlow, ['nodes.js'], 'a Node-RED without a flow of ours loads only the registrar');
+    // The registrar and the admin routes of the editor (each a few lines, requiring nothing heavy).
+    assert.deepEqual(out.emptyFlow, ['nodes.js', 'nodes/iotgw-gateway.routes.js'], 'a Node-RED without a flow of ours loads only the registrar and the admin routes');
     assert.equal(out.created, true, 'the node of the flow was created from its module');
     assert.ok(out.withFlow.includes('nodes/iotgw-terminal-mode.js') && out.withFlow.includes('nodes/iotgw-gateway.js'), out.withFlow.join(', '));
-    assert.ok(!out.withFlow.some((f) => f.startsWith('nodes/') && !/iotgw-(terminal-mode|gateway)\.js$/.test(f)), `only the modules of the flow's types: ${out.withFlow.join(', ')}`);
+    assert.ok(!out.withFlow.some((f) => f.startsWith('nodes/') && !/iotgw-(terminal-mode|gateway)\.js$|\.routes\.js$/.test(f)), `only the modules of the flow's types: ${out.withFlow.join(', ')}`);
     for (const dep of ['undici', 'ioredis', 'saxes']) assert.ok(!out.withFlow.includes(dep), `a flow that has sent nothing does not load ${dep}`);
     assert.ok(out.afterCall.includes('undici'), 'the first request loads undici');
     for (const dep of ['ioredis', 'saxes']) assert.ok(!out.afterCall.includes(dep), `${dep} only with its node`);

@@ -15,6 +15,7 @@ import type { Query } from '../transport/http';
 import { describeType } from '../common/int64';
 import { isPlainObject } from '../common/checks';
 import { setWaitReporter, type SlotWait } from '../transport/wait-status';
+import { networkCause } from '../transport/network-cause';
 
 export const NS = '@iotgateway/node-red-gateway/iotgw-gateway';
 
@@ -53,7 +54,9 @@ export interface InputHandle {
 }
 
 export function errorStatus(RED: NodeAPI, err: GatewayError): NodeStatus {
-  const reason = t(RED, `errors.${err.statusKey}`);
+  // A network failure names its cause (refused, DNS, TLS, timeout, reset) instead of "network error".
+  const cause = networkCause(err);
+  const reason = t(RED, `errors.${cause && err.code === 'NETWORK' ? `network-${cause}` : err.statusKey}`);
   const extra = err.statusCode ? ` (${err.statusCode})` : err.field ? ` (${err.field})` : '';
   return { fill: 'red', shape: 'ring', text: `${reason}${extra}`.slice(0, 60) };
 }

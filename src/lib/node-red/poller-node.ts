@@ -20,6 +20,7 @@ import type { Node, NodeAPI, NodeMessage, NodeStatus } from 'node-red';
 import type { FeedLease, MarkStore } from '../account/types';
 import type { GatewayNode } from './config-nodes';
 import { GatewayError, badInput, toGatewayError } from '../common/errors';
+import { isSettingError } from '../common/setting-error';
 import { errorStatus, handleInput, isPlainObject, mergeQuery, numberSetting, t, type Msg, nodeAbortController } from './node-kit';
 import { FeedReader, type CrowdedSecond, type FeedEmitInfo, type FeedPage } from '../feed/reader';
 import { ContextMarkStore, FallbackMarkStore, FileMarkStore, needsReset, type ContextLike } from '../feed/stores';
@@ -133,6 +134,8 @@ export function runPollerNode<R>(o: PollerNodeOptions<R>): void {
   let again = false;
   let nextQuery: Record<string, unknown> | undefined;
   let lastFailure: string | undefined;
+  /** The config node's settings are wrong: no more timer polls (a redeploy builds a new node). */
+  let settingError = false;
   let lastOk: { at: number; count: number } | undefined;
   let closed = false;
   /** Input msgs waiting on the poll in progress: their done(err) is its Catch message. */
@@ -215,9 +218,11 @@ export function runPollerNode<R>(o: PollerNodeOptions<R>): void {
     }
     const key = `${err.code}:${err.statusCode ?? ''}`;
     if (!(gw instanceof GatewayError)) gw.account?.watch.failed(err);
-    // A mark that cannot be read waits for {fromUTC}; anything else is retried at every interval.
-    const next = needsReset(err) ? tp('status.sendFromUtc') : t(RED, 'status.retrying');
-    node.status({ ...errorStatus(RED, err), text: `${errorStatus(RED, err).text} · ${next}` });
+    // A settings error of the config node: shown once, red; only a redeploy can fix it, so no
+    // retrying. A mark that cannot be read waits for {fromUTC}; anything else is retried.
+    if (isSettingError(err)) settingError = true;
+    const next = settingError ? t(RED, 'status.redeploy') : needsReset(err) ? tp('status.sendFromUtc') : t(RED, 'status.retrying');
+    node.status({ ...errorStatus(RED, err), text: `${errorStatus(RED, err).text} · ${next}`.slice(0, 60) });
     const first = key !== lastFailure;
     lastFailure = key;
     // A msg waiting on this poll ends with done(err): that is its one Catch message.
@@ -327,7 +332,7 @@ export function runPollerNode<R>(o: PollerNodeOptions<R>): void {
 
   const schedule = () => {
     unschedule();
-    if (!running || closed) return;
+    if (!running || closed || settingError) return;
     timer = setTimeout(() => {
       timer = undefined;
       poll().catch(() => {

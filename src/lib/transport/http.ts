@@ -13,6 +13,7 @@ import { JsonDepthError, MAX_JSON_DEPTH, bodyProblem, jsonTooDeep, parseJson, st
 import type { Dispatcher } from 'undici';
 import { GatewayDispatcher, isLoopbackHost, proxyFor } from './proxy';
 import { reportedAcquire } from './wait-status';
+import { BasePathWatch, localhostTypo, localhostTypoText, refusedHint } from './network-cause';
 
 export { isLoopbackHost };
 
@@ -168,6 +169,7 @@ export function checkBaseUrl(raw: string, field = 'baseUrl'): URL {
     throw new GatewayError('BAD_INPUT', `${field}: only https:// (or http:// on a loopback address) is allowed`, { field });
   }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    if (localhostTypo(url.hostname)) throw new GatewayError('BAD_INPUT', localhostTypoText(field, url), { field });
     throw new GatewayError(
       'BAD_INPUT',
       `${field}: http:// is allowed only for loopback addresses (localhost, 127.0.0.0/8, ::1); use https:// for ${url.hostname}`,
@@ -535,9 +537,12 @@ export class ApiClient {
   private secretCache: SecretCache | undefined;
   /** The last value of each header name that passed the CR/LF/NUL check. */
   private readonly headersOk = new Map<string, string>();
+  /** 404s before any success hint at the base URL's path (network-cause.ts). */
+  private readonly firstReplies: BasePathWatch;
 
   constructor(opts: ClientOptions) {
     this.base = checkBaseUrl(opts.baseUrl);
+    this.firstReplies = new BasePathWatch(this.base);
     this.originUrl = new URL(this.base.origin);
     this.basePath = this.base.pathname.replace(/\/+$/, '');
     this.options = {
@@ -749,7 +754,8 @@ export class ApiClient {
         await sleep(this.backoff(attempt), spec.signal);
         continue;
       }
-      if (status < 200 || status >= 300) throw this.errorFor(res, spec, undefined, authHeaders);
+      if (status < 200 || status >= 300) throw this.firstReplies.annotate(this.errorFor(res, spec, undefined, authHeaders));
+      this.firstReplies.ok();
       return res;
     }
   }
@@ -852,7 +858,8 @@ export class ApiClient {
           { permanent: true },
         );
       }
-      const hint = proxy ? via : ` (is ${this.base.host} reachable?)`;
+      const refused = refusedHint(code, this.base);
+      const hint = proxy ? via : refused ? `; ${refused}` : ` (is ${this.base.host} reachable?)`;
       throw new GatewayError('NETWORK', `${where}: ${networkText(code, e.message)}${hint}`, { cause: err });
     } finally {
       this.unwatch(call);
