@@ -7,7 +7,7 @@ import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { GatewayError, badInput } from '../lib/common/errors';
 import { describeType, int64Out, int64Key, toInt64 } from '../lib/common/int64';
 import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg, nodeAbortController } from '../lib/node-red/node-kit';
-import { SendPool } from '../lib/node-red/send-pool';
+import { SendPool, type SendCall } from '../lib/node-red/send-pool';
 import { nameErrors, throwOnCallError } from '../lib/api/gateway-errors';
 import { cancelReply, matchByKey, parseReply, type Cancellation } from '../lib/api/terminal';
 import { isGateway, joinProblems } from '../lib/node-red/guards';
@@ -47,6 +47,41 @@ export function readIds(payload: unknown): bigint[] {
   return ids;
 }
 
+/** One call of the pool: cancels `ids`, its results matched to them (by echoed ID, else by position). */
+const cancelBatch: SendCall<bigint, Cancellation> = async (g, ids, query, slot, signal) => {
+  const path = g.apiPath('submit/cancellations');
+  const res = await g.client().request({ method: 'POST', path, body: ids, group: 'SEND', auth: g.bearerAuth(), idempotent: false, signal, query }, slot);
+  const reply = parseReply(cancelReply, res.body, `POST ${path}`);
+  await throwOnCallError(g, reply.ErrorID, `POST ${path}`, res.statusCode, signal);
+  const list = reply.Cancellations ?? [];
+  if (list.length !== ids.length) throw new GatewayError('BAD_RESPONSE', `POST ${path}: ${list.length} results for ${ids.length} IDs`);
+  // By the echoed ID where there is one, else by position.
+  const order = matchByKey(
+    ids.map((id) => id.toString()),
+    list.map((c) => (c.ID === null || c.ID === undefined ? undefined : int64Key(c.ID))),
+  );
+  const matched = order.map((j, i) => {
+    const c = list[j]!;
+    if (c.ID !== null && c.ID !== undefined && int64Key(c.ID) !== ids[i]!.toString()) {
+      throw new GatewayError('BAD_RESPONSE', `POST ${path}: result ${j} is for ID ${c.ID}, expected ${ids[i]}`);
+    }
+    return c;
+  });
+  return nameErrors(g, matched, signal);
+};
+
+/** One result as the msg carries it: exact IDs, and the status's name. */
+function cancellationOut(c: Cancellation): Cancellation & { CancellationStatusName?: string } {
+  const out: Cancellation & { CancellationStatusName?: string } = { ...c };
+  for (const k of ['ID', 'CancelRequestID'] as const) {
+    const v = out[k];
+    if (typeof v === 'string') out[k] = int64Out(BigInt(v));
+  }
+  const name = CANCELLATION_STATUS_NAMES[Number(c.CancellationStatus)];
+  if (name) out.CancellationStatusName = name;
+  return out;
+}
+
 export default function register(RED: NodeAPI): void {
   function IotgwCancelNode(this: Node, config: CancelConfig) {
     RED.nodes.createNode(this, config);
@@ -57,27 +92,7 @@ export default function register(RED: NodeAPI): void {
       closing.abort();
       done();
     });
-    const pool = new SendPool<bigint, Cancellation>(Math.round(numberSetting(config.lingerMs, 50, 0, 5000)), closing.signal, async (g, ids, query, slot, signal) => {
-      const path = g.apiPath('submit/cancellations');
-      const res = await g.client().request({ method: 'POST', path, body: ids, group: 'SEND', auth: g.bearerAuth(), idempotent: false, signal, query }, slot);
-      const reply = parseReply(cancelReply, res.body, `POST ${path}`);
-      await throwOnCallError(g, reply.ErrorID, `POST ${path}`, res.statusCode, signal);
-      const list = reply.Cancellations ?? [];
-      if (list.length !== ids.length) throw new GatewayError('BAD_RESPONSE', `POST ${path}: ${list.length} results for ${ids.length} IDs`);
-      // By the echoed ID where there is one, else by position.
-      const order = matchByKey(
-        ids.map((id) => id.toString()),
-        list.map((c) => (c.ID === null || c.ID === undefined ? undefined : int64Key(c.ID))),
-      );
-      const matched = order.map((j, i) => {
-        const c = list[j]!;
-        if (c.ID !== null && c.ID !== undefined && int64Key(c.ID) !== ids[i]!.toString()) {
-          throw new GatewayError('BAD_RESPONSE', `POST ${path}: result ${j} is for ID ${c.ID}, expected ${ids[i]}`);
-        }
-        return c;
-      });
-      return nameErrors(g, matched, signal);
-    });
+    const pool = new SendPool<bigint, Cancellation>(Math.round(numberSetting(config.lingerMs, 50, 0, 5000)), closing.signal, cancelBatch);
 
     handleInput(RED, node, async (msg: Msg, send) => {
       if (gw instanceof GatewayError) throw gw;
@@ -91,16 +106,7 @@ export default function register(RED: NodeAPI): void {
         if (partial) msg.results = partial.results.map((r) => r ?? null);
         throw err;
       }
-      msg.payload = results.map((c) => {
-        const out: Cancellation & { CancellationStatusName?: string } = { ...c };
-        for (const k of ['ID', 'CancelRequestID'] as const) {
-          const v = out[k];
-          if (typeof v === 'string') out[k] = int64Out(BigInt(v));
-        }
-        const name = CANCELLATION_STATUS_NAMES[Number(c.CancellationStatus)];
-        if (name) out.CancellationStatusName = name;
-        return out;
-      });
+      msg.payload = results.map(cancellationOut);
       msg.statusCode = 200;
       send(msg);
     }, { waitSignals: [closing.signal] });

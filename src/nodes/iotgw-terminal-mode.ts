@@ -6,7 +6,7 @@
  * accepted entries, output 2 the rejected ones (ErrorID > 0, with the error's name).
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { SendPool } from '../lib/node-red/send-pool';
+import { SendPool, type SendCall } from '../lib/node-red/send-pool';
 import { submitToOutputs } from '../lib/node-red/submit-results';
 import { nameErrors, throwOnCallError } from '../lib/api/gateway-errors';
 import { GatewayError, badInput } from '../lib/common/errors';
@@ -75,6 +75,30 @@ export function checkModeItem(raw: unknown, where: string, defaults: { mode: num
   return item;
 }
 
+/** One call of the pool: submits `items`, its results matched to them (by UserMessageID, else by position). */
+const submitBatch: SendCall<ModeItem, SubmitResult> = async (g, items, query, slot, signal) => {
+  const client = g.client();
+  const path = g.apiPath('terminal/mode');
+  const res = await client.request({ method: 'POST', path, body: items, group: 'SEND', auth: g.bearerAuth(), idempotent: false, signal, query }, slot);
+  const reply = parseReply(submitReply, res.body, `POST ${path}`);
+  if (reply.ErrorID) await throwOnCallError(g, reply.ErrorID, `POST ${path}`, res.statusCode, signal);
+  const subs = reply.Submissions ?? [];
+  if (subs.length !== items.length) throw new GatewayError('BAD_RESPONSE', `POST ${path}: ${subs.length} results for ${items.length} messages`);
+  // By UserMessageID where one was given, else by position; destinations without case or spaces.
+  const order = matchByKey(
+    items.map((it) => it.UserMessageID?.toString()),
+    subs.map((s) => (s.UserMessageID === null || s.UserMessageID === undefined ? undefined : int64Key(s.UserMessageID))),
+  );
+  const matched = order.map((j, i) => {
+    const s = subs[j]!;
+    if (s.DestinationID && !sameDestination(s.DestinationID, items[i]!.DestinationID)) {
+      throw new GatewayError('BAD_RESPONSE', `POST ${path}: result ${j} is for ${s.DestinationID.trim()}, expected ${items[i]!.DestinationID}`);
+    }
+    return s;
+  });
+  return nameErrors(g, matched, signal);
+};
+
 export default function register(RED: NodeAPI): void {
   function IotgwTerminalModeNode(this: Node, config: TerminalModeConfig) {
     RED.nodes.createNode(this, config);
@@ -90,28 +114,7 @@ export default function register(RED: NodeAPI): void {
       done();
     });
 
-    const pool = new SendPool<ModeItem, SubmitResult>(Math.round(numberSetting(config.lingerMs, 50, 0, 5000)), closing.signal, async (g, items, query, slot, signal) => {
-      const client = g.client();
-      const path = g.apiPath('terminal/mode');
-      const res = await client.request({ method: 'POST', path, body: items, group: 'SEND', auth: g.bearerAuth(), idempotent: false, signal, query }, slot);
-      const reply = parseReply(submitReply, res.body, `POST ${path}`);
-      if (reply.ErrorID) await throwOnCallError(g, reply.ErrorID, `POST ${path}`, res.statusCode, signal);
-      const subs = reply.Submissions ?? [];
-      if (subs.length !== items.length) throw new GatewayError('BAD_RESPONSE', `POST ${path}: ${subs.length} results for ${items.length} messages`);
-      // By UserMessageID where one was given, else by position; destinations without case or spaces.
-      const order = matchByKey(
-        items.map((it) => it.UserMessageID?.toString()),
-        subs.map((s) => (s.UserMessageID === null || s.UserMessageID === undefined ? undefined : int64Key(s.UserMessageID))),
-      );
-      const matched = order.map((j, i) => {
-        const s = subs[j]!;
-        if (s.DestinationID && !sameDestination(s.DestinationID, items[i]!.DestinationID)) {
-          throw new GatewayError('BAD_RESPONSE', `POST ${path}: result ${j} is for ${s.DestinationID.trim()}, expected ${items[i]!.DestinationID}`);
-        }
-        return s;
-      });
-      return nameErrors(g, matched, signal);
-    });
+    const pool = new SendPool<ModeItem, SubmitResult>(Math.round(numberSetting(config.lingerMs, 50, 0, 5000)), closing.signal, submitBatch);
 
     handleInput(RED, node, async (msg: Msg, send) => {
       if (gw instanceof GatewayError) throw gw;
