@@ -3,22 +3,19 @@
 /**
  * The test runner behind `npm test` and `npm run test:unit` (docs/testing.md).
  *
- *   node scripts/test.js            every test: the parallel tier, then the serial tier
+ *   node scripts/test.js            every test, in parallel workers
  *   node scripts/test.js --unit     the unit tier only (seconds: no Node-RED runtime started)
- *   node scripts/test.js --jobs 3   workers of the parallel tier (default: the cores, at least 2)
+ *   node scripts/test.js --jobs 3   workers (default: IOTGW_TEST_JOBS, else 1.5 per core, at least 2;
+ *                                   most tests wait on servers and timers, not on a core)
  *
  * Tiers, by file name (tests mirror src/; the slow kinds say so in their names):
  *  - unit: test/lib/**, test/package/{architecture,scorecard,types}: no runtime, no Redis.
- *  - parallel: every other *.test.js but the serial ones, in `mocha --parallel` workers
- *    (each file in a process of its own: a Node-RED test runtime per worker, free ports,
- *    its own temp directories).
- *  - serial: *.browser.test.js (Chromium drives the editor of a runtime it starts: two
- *    browsers at once on two cores make each other's waits time out), *.child.test.js and
- *    *.redis.test.js (several Node-RED processes, Redis servers and SIGKILLs per test:
- *    they measure takeover and restart, which another file's load would skew), and
- *    *.flood.test.js (100,000 msgs: a throughput bound).
- * Each tier is one mocha run with the settings of .mocharc.json (timeout, --exit, reporter);
- * the last line adds the tiers' counts up, as mocha prints them.
+ *  - all: every *.test.js in `mocha --parallel` workers, each file in a process of its own
+ *    (its own Node-RED test runtime, free ports, its own temp directories and Redis
+ *    servers). The slow kinds (*.browser, *.child, *.redis, *.flood) are handed out first,
+ *    so that the short files fill the gaps while they run rather than after them. Nothing
+ *    needs to run alone: no test depends on an idle machine (scripts/under-load.js checks
+ *    that with a busy loop on every core).
  */
 const path = require('node:path');
 const fs = require('node:fs');
@@ -31,7 +28,8 @@ const MOCHA = require.resolve('mocha/bin/mocha.js', { paths: [ROOT] });
 const args = process.argv.slice(2);
 const unitOnly = args.includes('--unit');
 const jobsAt = args.indexOf('--jobs');
-const jobs = jobsAt >= 0 ? Number(args[jobsAt + 1]) : Math.max(2, os.availableParallelism ? os.availableParallelism() : os.cpus().length);
+const cores = os.availableParallelism ? os.availableParallelism() : os.cpus().length;
+const jobs = jobsAt >= 0 ? Number(args[jobsAt + 1]) : Number(process.env.IOTGW_TEST_JOBS) || Math.max(2, Math.round(cores * 1.5));
 
 function testFiles(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -44,16 +42,13 @@ function testFiles(dir) {
 const rc = JSON.parse(fs.readFileSync(path.join(ROOT, '.mocharc.json'), 'utf8'));
 const rcArgs = [`--timeout=${rc.timeout}`, `--reporter=${rc.reporter}`, ...(rc.exit ? ['--exit'] : [])];
 
-const SERIAL = /\.(browser|child|redis|flood)\.test\.js$/;
-const UNIT = (f) => (f.startsWith('test/lib/') && !SERIAL.test(f)) || /^test\/package\/(architecture|scorecard|types)\.test\.js$/.test(f);
+const SLOW = /\.(browser|child|redis|flood)\.test\.js$/;
+const UNIT = (f) => (f.startsWith('test/lib/') && !SLOW.test(f)) || /^test\/package\/(architecture|scorecard|types)\.test\.js$/.test(f);
 
 const all = testFiles(path.join(ROOT, 'test')).sort();
 const tiers = unitOnly
   ? [{ name: 'unit', files: all.filter(UNIT), parallel: false }]
-  : [
-      { name: 'parallel', files: all.filter((f) => !SERIAL.test(f)), parallel: true },
-      { name: 'serial', files: all.filter((f) => SERIAL.test(f)), parallel: false },
-    ];
+  : [{ name: 'all', files: [...all.filter((f) => SLOW.test(f)), ...all.filter((f) => !SLOW.test(f))], parallel: true }];
 
 function run(tier) {
   return new Promise((resolve) => {

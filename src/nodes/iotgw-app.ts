@@ -10,7 +10,7 @@ import { StaticBearer, TokenHeaders, appLogin, type CachedToken } from '../lib/a
 import { tlsFromConfigNode } from '../lib/node-red/tls';
 import { GatewayError } from '../lib/common/errors';
 import { numberSetting, resolveCredential } from '../lib/node-red/node-kit';
-import { refuseTokenInQuery } from '../lib/api/app';
+import { loginPathSetting, refuseTokenInQuery } from '../lib/api/app';
 import type { AppNode, AppSettings } from '../lib/node-red/config-nodes';
 import { createAccount } from '../lib/account/account';
 
@@ -52,16 +52,7 @@ export function appSettings(config: AppConfig): AppSettings {
   };
 }
 
-/** `loginPath`: a path under the base ('' = /auth/login). */
-export function loginPathSetting(v: unknown): string {
-  const p = String(v ?? '').trim() || '/auth/login';
-  if (!/^\/?[\w\-./~]{1,200}$/.test(p) || p.split('/').some((seg) => seg === '..')) {
-    throw new GatewayError('BAD_INPUT', `loginPath: "${p.slice(0, 40)}" is not a path like /auth/login`, { field: 'loginPath' });
-  }
-  return p.startsWith('/') ? p : `/${p}`;
-}
-
-
+export { loginPathSetting } from '../lib/api/app';
 
 export { isApp } from '../lib/node-red/guards';
 

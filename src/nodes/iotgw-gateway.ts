@@ -9,7 +9,7 @@ import { ApiClient, checkBaseUrl } from '../lib/transport/http';
 import { tlsFromConfigNode } from '../lib/node-red/tls';
 import { ClientCredentialsBearer, StaticBearer, StaticHeaders, TokenHeaders, oauthClientCredentials, type CachedToken } from '../lib/account/auth';
 import { resolveGatewayBase, trimBase } from '../lib/transport/endpoints';
-import { isThrottleReply } from '../lib/api/terminal';
+import { TERMINAL_PATHS, isThrottleReply } from '../lib/api/terminal';
 import { GatewayError } from '../lib/common/errors';
 import { numberSetting, resolveCredential } from '../lib/node-red/node-kit';
 import { ErrorCatalogue } from '../lib/api/catalogue';
@@ -121,7 +121,7 @@ export default function register(RED: NodeAPI): void {
           const token = cred('token');
           const id = cred('clientId');
           const secret = cred('clientSecret');
-          if (id && secret) return new ClientCredentialsBearer(id, secret, node.apiPath('auth/token'));
+          if (id && secret) return new ClientCredentialsBearer(id, secret, node.apiPath(TERMINAL_PATHS.token));
           if (token) return new StaticBearer(token, 'bearer token');
           throw new GatewayError(
             'BAD_INPUT',
@@ -159,7 +159,7 @@ export default function register(RED: NodeAPI): void {
       brokerClient ??= new ApiClient({ label: `broker ${new URL(s.brokerBaseUrl).host}`, baseUrl: s.brokerBaseUrl, timeoutMs: s.timeoutMs, maxConcurrent: s.maxConcurrent, maxRetries: s.maxRetries, maxQueue: s.maxQueue, tls });
       return brokerClient;
     };
-    node.catalogue = new ErrorCatalogue(() => ({ client: node.client(), auth: node.bearerAuth(), path: node.apiPath('info/service') }));
+    node.catalogue = new ErrorCatalogue(() => ({ client: node.client(), auth: node.bearerAuth(), path: node.apiPath(TERMINAL_PATHS.errorCodes) }));
     node.statusFeed = node.account.statusFeed;
 
     const users = new Set<string>();

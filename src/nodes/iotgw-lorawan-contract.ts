@@ -7,7 +7,7 @@
 import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { GatewayError, badInput } from '../lib/common/errors';
 import { handleInput, mergeQuery, useConfigNode, type Msg } from '../lib/node-red/node-kit';
-import { PATHS, brokerRequest, checkContractBody, contractList, defined, messageReply, optionalInt, withOverrides } from '../lib/api/broker';
+import { PATHS, brokerRequest, checkContractBody, contractList, contractListQuery, defined, messageReply } from '../lib/api/broker';
 import { parseReply } from '../lib/api/terminal';
 import { showValue } from '../lib/common/int64';
 import { isGateway } from '../lib/node-red/guards';
@@ -22,25 +22,8 @@ export interface ContractConfig extends NodeDef {
   pageSize?: string | number;
 }
 
-const FILTERS = ['planDesc', 'customerId', 'externalId', 'page', 'pageSize'] as const;
-
-/** The list query: settings, overridden by the same names in msg.payload (a plain object). */
-export function listQuery(config: ContractConfig, payload: unknown): Record<string, string | number | undefined> {
-  const { src, where } = withOverrides(config, payload, FILTERS);
-  const text = (k: 'planDesc' | 'externalId') => {
-    const v = src[k];
-    if (v === undefined || v === null || v === '') return undefined;
-    if (typeof v !== 'string') throw badInput(where(k), `must be a string, not ${typeof v}`);
-    return v;
-  };
-  return {
-    planDesc: text('planDesc'),
-    customerId: optionalInt(src.customerId, where('customerId'), 1),
-    externalId: text('externalId'),
-    page: optionalInt(src.page, where('page'), 0),
-    pageSize: optionalInt(src.pageSize, where('pageSize'), 1, 100000),
-  };
-}
+/** The list query: settings, overridden by the same names in msg.payload (src/lib/api/broker.ts). */
+export { contractListQuery as listQuery } from '../lib/api/broker';
 
 export default function register(RED: NodeAPI): void {
   function IotgwLorawanContractNode(this: Node, config: ContractConfig) {
@@ -58,7 +41,7 @@ export default function register(RED: NodeAPI): void {
         msg.payload = parseReply(messageReply, res.body, `POST ${PATHS.contract}`);
         msg.statusCode = res.statusCode;
       } else if (operation === 'list') {
-        const query = mergeQuery(defined(listQuery(config, msg.payload)), msg.query);
+        const query = mergeQuery(defined(contractListQuery(config, msg.payload)), msg.query);
         const res = await brokerRequest(gw, { method: 'GET', path: PATHS.contract, query, idempotent: true, signal });
         msg.payload = parseReply(contractList, res.body, `GET ${PATHS.contract}`);
         msg.statusCode = res.statusCode;

@@ -25,11 +25,11 @@ import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red';
 import { type FeedPage } from '../lib/feed';
 import { delivered, pollerTexts, runPollerNode, type PollerSettings } from '../lib/node-red/poller-node';
 import { int64Out } from '../lib/common/int64';
-import { mergeQuery, useConfigNode } from '../lib/node-red/node-kit';
-import { throwOnCallError } from '../lib/api/gateway-errors';
-import { parseReply } from '../lib/api/terminal';
+import { useConfigNode } from '../lib/node-red/node-kit';
+import type { Query } from '../lib/transport/http';
+import { getMessagePage } from '../lib/api/clients/terminal';
+import type { FromMobileMessage } from '../lib/api/terminal';
 import { decodeFields } from '../lib/api/cmf';
-import { z } from 'zod';
 import { isDefinitions, isGateway } from '../lib/node-red/guards';
 import { toCmf, type Definitions } from '../lib/codec';
 import { toGatewayError } from '../lib/common/errors';
@@ -47,20 +47,7 @@ export interface MessagePollerConfig extends NodeDef, PollerSettings {
   definitions?: string;
 }
 
-const int64 = z.union([z.number().int(), z.string().regex(/^-?\d+$/)]);
-export const fromMobileMessage = z
-  .object({
-    ID: int64,
-    MessageUTC: z.string().nullish(),
-    ReceiveUTC: z.string().nullish(),
-    SIN: z.number().int().nullish(),
-    MobileID: z.string().nullish(),
-    RawPayload: z.string().nullish(),
-    Payload: z.object({ Name: z.string().nullish(), SIN: z.number().nullish(), MIN: z.number().nullish(), Fields: z.array(z.unknown()).nullish() }).loose().nullish(),
-  })
-  .loose();
-export type FromMobileMessage = z.infer<typeof fromMobileMessage>;
-export const reMessagesReply = z.object({ ErrorID: z.number().int().nullish(), NextFromUTC: z.string().nullish(), Messages: z.array(fromMobileMessage).nullish() }).loose();
+export { fromMobileMessage, reMessagesReply, type FromMobileMessage } from '../lib/api/terminal';
 
 /** A comma-separated filter setting -> the set of values, or undefined for "all". */
 export function listSetting(v: unknown): Set<string> | undefined {
@@ -140,21 +127,7 @@ export default function register(RED: NodeAPI): void {
       key: messageKey,
       // The feed's seconds are those FromUTC selects on: ReceiveUTC (MessageUTC when absent).
       time: (m) => m.ReceiveUTC ?? m.MessageUTC,
-      fetchPage: async (g, fromUtc, query, signal): Promise<FeedPage<FromMobileMessage>> => {
-        const p = g.apiPath('get/re_messages');
-        const res = await g.client().request({
-          method: 'GET',
-          path: p,
-          query: mergeQuery(includeRaw ? { FromUTC: fromUtc, IncludeRawPayload: 'true' } : { FromUTC: fromUtc }, query),
-          group: 'GET',
-          auth: g.bearerAuth(),
-          idempotent: true,
-          signal,
-        });
-        const reply = parseReply(reMessagesReply, res.body, `GET ${p}`);
-        await throwOnCallError(g, reply.ErrorID, `GET ${p}`, res.statusCode, signal);
-        return { records: reply.Messages ?? [], nextFromUtc: reply.NextFromUTC };
-      },
+      fetchPage: (g, fromUtc, query, signal): Promise<FeedPage<FromMobileMessage>> => getMessagePage(g, fromUtc, includeRaw, { query: query as Query | undefined, signal }),
       emit: (records, info) => {
         const out = records.filter(keep).map(decorate);
         if (!out.length) return undefined;

@@ -23,9 +23,10 @@ import { GatewayError } from '../lib/common/errors';
 import { type FeedPage } from '../lib/feed';
 import { delivered, pollerTexts, runPollerNode, type PollerSettings } from '../lib/node-red/poller-node';
 import { int64Out, int64Text } from '../lib/common/int64';
-import { mergeQuery, useConfigNode } from '../lib/node-red/node-kit';
-import { throwOnCallError } from '../lib/api/gateway-errors';
-import { STATE_NAMES, TRANSPORT_NAMES, checkReply, statusReplyCheck, type StatusRecord } from '../lib/api/terminal';
+import { useConfigNode } from '../lib/node-red/node-kit';
+import type { Query } from '../lib/transport/http';
+import { getStatusPage } from '../lib/api/clients/terminal';
+import { STATE_NAMES, TRANSPORT_NAMES, type StatusRecord } from '../lib/api/terminal';
 import { isGateway } from '../lib/node-red/guards';
 
 export { LEGACY_MARK_KEY, MARK_KEY, FEED_DIR, behindText } from '../lib/node-red/poller-node';
@@ -67,21 +68,7 @@ export default function register(RED: NodeAPI): void {
       errorTopic: 'statusUpdates',
       key: statusKey,
       time: (r) => r.StatusUTC,
-      fetchPage: async (g, fromUtc, query, signal): Promise<FeedPage<StatusRecord>> => {
-        const p = g.apiPath('get/subaccounts/fw_status_updates');
-        const res = await g.client().request({
-          method: 'GET',
-          path: p,
-          query: mergeQuery({ FromUTC: fromUtc }, query),
-          group: 'GET',
-          auth: g.bearerAuth(),
-          idempotent: true,
-          signal,
-        });
-        const reply = checkReply<{ ErrorID?: number | null; NextFromUTC?: string | null; Statuses?: StatusRecord[] | null }>(statusReplyCheck, res.body, `GET ${p}`);
-        await throwOnCallError(g, reply.ErrorID, `GET ${p}`, res.statusCode, signal);
-        return { records: reply.Statuses ?? [], nextFromUtc: reply.NextFromUTC };
-      },
+      fetchPage: (g, fromUtc, query, signal): Promise<FeedPage<StatusRecord>> => getStatusPage(g, fromUtc, { query: query as Query | undefined, signal }),
       emit: (records, info) => {
         for (const rec of records) decorate(rec);
         // Other nodes of the account (the message tracker) see the records too.

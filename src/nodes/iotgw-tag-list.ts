@@ -8,7 +8,7 @@ import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { GatewayError } from '../lib/common/errors';
 import { evalProperty, handleInput, mergeQuery, numberSetting, useConfigNode, type Msg } from '../lib/node-red/node-kit';
 import { parseReply } from '../lib/api/terminal';
-import { APP_PARAMS, APP_PATHS, pagingNumber, queryValue, tagPage } from '../lib/api/app';
+import { APP_PARAMS, APP_PATHS, TAG_PAGING, pagingNumber, queryValue, tagPage } from '../lib/api/app';
 import type { Query } from '../lib/transport/http';
 import { isApp } from '../lib/node-red/guards';
 import { migrateListConfig, pagesMode } from '../lib/api/list-paging';
@@ -34,11 +34,7 @@ export interface TagListConfig extends NodeDef {
   maxPages?: string | number;
 }
 
-const LIMITS = {
-  page: { min: 1, max: 1_000_000 },
-  pageSize: { min: 1, max: 10_000 },
-  offset: { min: 0, max: 1_000_000_000 },
-} as const;
+const LIMITS = TAG_PAGING;
 
 export default function register(RED: NodeAPI): void {
   function IotgwTagListNode(this: Node, rawConfig: TagListConfig) {

@@ -40,6 +40,13 @@ export const TAG_CONFIG_PARAMS = [
   ['version', APP_PARAMS.version],
 ] as const;
 
+/** The bounds of the tag list's paging values (endpoint 10). */
+export const TAG_PAGING = {
+  page: { min: 1, max: 1_000_000 },
+  pageSize: { min: 1, max: 10_000 },
+  offset: { min: 0, max: 1_000_000_000 },
+} as const;
+
 const str = z.string();
 const int = z.number().int();
 /** Timestamps: the interface says string; the platform's native form is epoch ms. */
@@ -154,4 +161,13 @@ export function refuseTokenInQuery(query: Query, token: string | undefined, what
       });
     }
   }
+}
+
+/** `loginPath`: a path under the base ('' = /auth/login). */
+export function loginPathSetting(v: unknown): string {
+  const p = String(v ?? '').trim() || '/auth/login';
+  if (!/^\/?[\w\-./~]{1,200}$/.test(p) || p.split('/').some((seg) => seg === '..')) {
+    throw new GatewayError('BAD_INPUT', `loginPath: "${p.slice(0, 40)}" is not a path like /auth/login`, { field: 'loginPath' });
+  }
+  return p.startsWith('/') ? p : `/${p}`;
 }

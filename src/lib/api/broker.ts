@@ -4,19 +4,29 @@
  * be a string or a number), the one request path every broker node uses, and the
  * redaction of device session keys.
  */
-import type { NodeAPI } from 'node-red';
 import { z } from 'zod';
 import { GatewayError, badInput } from '../common/errors';
 import { describeType, showValue, toInt64 } from '../common/int64';
-import { isPlainObject } from '../node-red/node-kit';
-import type { ApiResponse, Query, RequestSpec } from '../transport/http';
-import type { GatewayNode } from '../node-red/config-nodes';
-import { joinProblems } from '../node-red/guards';
+import { isPlainObject, joinProblems } from '../common/checks';
+import type { ApiClient, ApiResponse, AuthProvider, Query, RequestSpec } from '../transport/http';
+
+/** What translates a status text: Node-RED's `RED` (its `_`), or anything with the same method. */
+export interface Translator {
+  _(key: string, vars?: Record<string, string | number>): string;
+}
 
 /** A status text from the node's own catalogue, or the English fallback outside a full runtime. */
-export function say(RED: NodeAPI, key: string, fallback: string, vars?: Record<string, string | number>): string {
-  const out = RED._(key, vars);
+export function say(i18n: Translator, key: string, fallback: string, vars?: Record<string, string | number>): string {
+  const out = i18n._(key, vars);
   return out && out !== key ? out : fallback;
+}
+
+/** What a broker/SMS request needs of its account: an `iotgw-gateway` config node, or a BrokerClient. */
+export interface BrokerContext {
+  /** The client of the LoRaWAN/SMS endpoints. */
+  brokerClient(): ApiClient;
+  /** The `client_id` / `access_token` headers. */
+  brokerAuth(): AuthProvider;
 }
 
 export const PATHS = {
@@ -30,7 +40,7 @@ export const PATHS = {
  * Sends one broker/SMS request: the account's client (its concurrency cap, no throttle
  * group), the client_id/access_token headers, and the Content-Type the API lists.
  */
-export function brokerRequest(gw: GatewayNode, spec: Omit<RequestSpec, 'auth' | 'headers'>): Promise<ApiResponse> {
+export function brokerRequest(gw: BrokerContext, spec: Omit<RequestSpec, 'auth' | 'headers'>): Promise<ApiResponse> {
   return gw.brokerClient().request({ ...spec, auth: gw.brokerAuth(), headers: { 'content-type': 'application/json' } });
 }
 
@@ -151,6 +161,28 @@ export function defined(values: Record<string, string | number | boolean | bigin
   const q: Query = {};
   for (const [k, v] of Object.entries(values)) if (v !== undefined) q[k] = v;
   return q;
+}
+
+/** The contract list's filters and paging (endpoint 5). */
+export const CONTRACT_FILTERS = ['planDesc', 'customerId', 'externalId', 'page', 'pageSize'] as const;
+export type ContractFilters = Partial<Record<(typeof CONTRACT_FILTERS)[number], string | number>>;
+
+/** The list query: settings, overridden by the same names in `payload` (a plain object). */
+export function contractListQuery(settings: object, payload: unknown): Record<string, string | number | undefined> {
+  const { src, where } = withOverrides(settings, payload, CONTRACT_FILTERS);
+  const text = (k: 'planDesc' | 'externalId') => {
+    const v = src[k];
+    if (v === undefined || v === null || v === '') return undefined;
+    if (typeof v !== 'string') throw badInput(where(k), `must be a string, not ${typeof v}`);
+    return v;
+  };
+  return {
+    planDesc: text('planDesc'),
+    customerId: optionalInt(src.customerId, where('customerId'), 1),
+    externalId: text('externalId'),
+    page: optionalInt(src.page, where('page'), 0),
+    pageSize: optionalInt(src.pageSize, where('pageSize'), 1, 100000),
+  };
 }
 
 // ---- replies ----

@@ -1,9 +1,14 @@
 /** ErrorID handling of area (a) replies, with names from the account's catalogue. */
 import { GatewayError } from '../common/errors';
-import type { GatewayNode } from '../node-red/config-nodes';
+import type { CatalogueEntry } from './catalogue';
+
+/** What names an ErrorID: an `iotgw-gateway` config node, or a TerminalClient (their `catalogue`). */
+export interface CatalogueHolder {
+  catalogue: { load(signal?: AbortSignal): Promise<void>; lookup(id: number): CatalogueEntry | undefined };
+}
 
 /** A top-level ErrorID > 0 fails the whole call with GATEWAY_ERROR. */
-export async function throwOnCallError(g: GatewayNode, errorId: number | null | undefined, where: string, statusCode: number, signal: AbortSignal): Promise<void> {
+export async function throwOnCallError(g: CatalogueHolder, errorId: number | null | undefined, where: string, statusCode: number, signal?: AbortSignal): Promise<void> {
   if (!errorId || errorId <= 0) return;
   await g.catalogue.load(signal);
   const e = g.catalogue.lookup(errorId);
@@ -15,7 +20,7 @@ export async function throwOnCallError(g: GatewayNode, errorId: number | null | 
 }
 
 /** Adds ErrorName (and ErrorDescription) to entries with ErrorID > 0. */
-export async function nameErrors<T extends { ErrorID?: number | null }>(g: GatewayNode, entries: T[], signal: AbortSignal): Promise<Array<T & { ErrorName?: string; ErrorDescription?: string }>> {
+export async function nameErrors<T extends { ErrorID?: number | null }>(g: CatalogueHolder, entries: T[], signal?: AbortSignal): Promise<Array<T & { ErrorName?: string; ErrorDescription?: string }>> {
   if (!entries.some((s) => (s.ErrorID ?? 0) > 0)) return entries;
   await g.catalogue.load(signal);
   return entries.map((s) => {

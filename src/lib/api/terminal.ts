@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { GatewayError } from '../common/errors';
+import { int64Out as int64Value } from '../common/int64';
 
 const int64Out = z.union([z.number().int(), z.string().regex(/^-?\d+$/)]);
 const int32 = z.number().int();
@@ -59,6 +60,31 @@ export const statusReplyCheck = z.object({
   Statuses: z.array(z.object(statusRecord.shape)).nullish(),
 });
 
+/** A from-mobile message of `get/re_messages` (ID exact: a number, or a decimal string above 2^53). */
+export const fromMobileMessage = z
+  .object({
+    ID: int64Out,
+    MessageUTC: z.string().nullish(),
+    ReceiveUTC: z.string().nullish(),
+    SIN: z.number().int().nullish(),
+    MobileID: z.string().nullish(),
+    RawPayload: z.string().nullish(),
+    Payload: z.object({ Name: z.string().nullish(), SIN: z.number().nullish(), MIN: z.number().nullish(), Fields: z.array(z.unknown()).nullish() }).loose().nullish(),
+  })
+  .loose();
+export type FromMobileMessage = z.infer<typeof fromMobileMessage>;
+export const reMessagesReply = z.object({ ErrorID: int32.nullish(), NextFromUTC: z.string().nullish(), Messages: z.array(fromMobileMessage).nullish() }).loose();
+
+/** A copy of `r` with its int64 fields `keys` as the contract gives them: a number when safe, else a decimal string. */
+export function exactIds<T extends object>(r: T, keys: readonly string[]): T {
+  const out: Record<string, unknown> = { ...(r as Record<string, unknown>) };
+  for (const k of keys) {
+    const v = out[k];
+    if (typeof v === 'string' || typeof v === 'bigint') out[k] = int64Value(BigInt(v));
+  }
+  return out as T;
+}
+
 /** Parses a reply with a schema or throws BAD_RESPONSE naming the first bad field. */
 export function parseReply<T>(schema: z.ZodType<T>, body: unknown, where: string): T {
   const r = schema.safeParse(body);
@@ -81,6 +107,17 @@ export function checkReply<T>(schema: z.ZodType, body: unknown, where: string): 
   return body as T;
 }
 
+/** The area (a) endpoints, under `/api/v{version}/`. */
+export const TERMINAL_PATHS = {
+  token: 'auth/token',
+  errorCodes: 'info/service',
+  mode: 'terminal/mode',
+  cancellations: 'submit/cancellations',
+  statusUpdates: 'get/subaccounts/fw_status_updates',
+  messages: 'get/re_messages',
+  submitMessages: 'submit/messages',
+} as const;
+
 export const STATE_NAMES: Record<number, string> = {
   0: 'SUBMITTED',
   1: 'RECEIVED',
@@ -92,6 +129,8 @@ export const STATE_NAMES: Record<number, string> = {
   7: 'BROADCAST_SUBMITTED',
   8: 'SENDING_IN_PROGRESS',
 };
+/** Names of a cancellation's CancellationStatus. */
+export const CANCELLATION_STATUS_NAMES: Record<number, string> = { 1: 'CANCELLED' };
 export const CLOSED_STATES = new Set([1, 2, 3, 4, 5]);
 export const TRANSPORT_NAMES: Record<number, string> = { 0: 'ANY', 1: 'SATELLITE', 2: 'CELLULAR' };
 export const MODE_NAMES = ['ALWAYS_ON', 'WAKE_UP', 'RECEIVE_ON_SEND', 'HYBRID'];

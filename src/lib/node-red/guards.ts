@@ -15,11 +15,7 @@ export function isApp(n: unknown): n is AppNode {
   return !!n && typeof (n as AppNode).client === 'function' && typeof (n as AppNode).get === 'function';
 }
 
-/** The first ten problems of a BAD_INPUT, joined, and how many more there are. */
-export function joinProblems(problems: string[]): string {
-  const shown = problems.slice(0, 10).join('; ');
-  return problems.length > 10 ? `${shown}; and ${problems.length - 10} more` : shown;
-}
+export { joinProblems } from '../common/checks';
 
 /** True for an `iotgw-definitions` config node (see src/lib/codec). */
 export function isDefinitions(n: unknown): n is Node & DefinitionsNode {

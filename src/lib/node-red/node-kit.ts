@@ -13,6 +13,7 @@ import type { Node, NodeAPI, NodeMessage, NodeMessageInFlow, NodeStatus } from '
 import { GatewayError, badInput, toGatewayError } from '../common/errors';
 import type { Query } from '../transport/http';
 import { describeType } from '../common/int64';
+import { isPlainObject } from '../common/checks';
 import { setWaitReporter, type SlotWait } from '../transport/wait-status';
 
 export const NS = '@iotgateway/node-red-gateway/iotgw-gateway';
@@ -218,20 +219,8 @@ export function resolveCredential(RED: NodeAPI, node: Node, value: unknown): str
   return v === undefined || v === null ? '' : String(v);
 }
 
-/** A plain object check that refuses arrays, class instances and null. */
-export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v) as { constructor?: unknown } | null;
-  if (proto === Object.prototype || proto === null) return true;
-  // An object literal made in another realm, such as a function node's vm sandbox: its
-  // prototype is that realm's Object.prototype, whose own prototype is null.
-  return (
-    Object.getPrototypeOf(proto) === null &&
-    Object.prototype.toString.call(v) === '[object Object]' &&
-    typeof proto.constructor === 'function' &&
-    proto.constructor.name === 'Object'
-  );
-}
+/** A plain object check (src/lib/common/checks.ts; re-exported for the node files). */
+export { isPlainObject };
 
 /** Checks `msg.query` and returns base parameters with it merged last. */
 export function mergeQuery(base: Query, msgQuery: unknown): Query {
