@@ -550,6 +550,13 @@ if (!chromium) {
             await page.evaluate(() => $('.red-ui-notification').css('visibility', 'hidden'));
             await page.screenshot({ path: path.join(IMAGES, 'example-running.png') });
           }
+          if (SHOTS && !SMOKE && f.file === 'decode-terminal-messages.json') {
+            // The decoded fields of the newest message, opened in the debug sidebar (README picture).
+            await page.evaluate(() => $('.red-ui-notification').css('visibility', 'hidden'));
+            await page.evaluate(() => $('#red-ui-debug-content .red-ui-debug-msg').last().find('.red-ui-debug-msg-expandable').first().trigger('click'));
+            await page.waitForTimeout(500);
+            await page.locator('#red-ui-sidebar-content').screenshot({ path: path.join(IMAGES, 'codec-debug.png') });
+          }
         });
       }
     });
