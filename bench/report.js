@@ -214,7 +214,7 @@ function footprint(f) {
 
 | figure | measured | target | |
 | --- | --- | --- | --- |
-| installed size, package + runtime deps (undici, zod, lossless-json, ioredis, saxes: declared, not bundled) | ${n(f.installedMB)} MB (${n(f.installed.files)} files; du ${n(Math.round(f.installed.diskBytes / 1024 / 102.4) / 10)} MB) | ≤ 15 MB | ${yes(f.met.size)} |
+| installed size, package + runtime deps (undici, zod, lossless-json, ioredis, saxes: declared, not bundled): the sum of the file sizes, as npm's "unpacked size" | ${n(f.installedMB)} MB (${n(f.installed.files)} files; du, every file rounded up to a 4 kB block: ${n(Math.round(f.installed.diskBytes / 1024 / 102.4) / 10)} MB) | ≤ 15 MB | ${yes(f.met.size)} |
 | load time (a): Node-RED start with the package, no flow of ours − without, median of ${l.redStartWithMs.length} paired rounds | ${n(l.redStartPairedDiffMs)} ms (fastest − fastest: ${n(l.redStartMinDiffMs)} ms; median − median: ${n(l.redStartDiffMs)} ms; with: ${l.redStartWithMs.join(', ')}; without: ${l.redStartWithoutMs.join(', ')} ms) | ≤ 30 ms | ${yes(l.redStartPairedDiffMs <= 30)} |
 | load time (b): require + register, ${n(l.typesRegistered)} types | ${n(l.requireRegisterMs)} ms (runs: ${l.requireRegisterRuns.join(', ')}) | ≤ 30 ms | ${yes(l.requireRegisterMs <= 30)} |
 ${l.redStartFlowPairedDiffMs === undefined ? '' : `| load time (a) with a flow of ten nodes of ours − without, median of ${l.redStartFlowMs.length} paired rounds | ${n(l.redStartFlowPairedDiffMs)} ms (with the flow: ${l.redStartFlowMs.join(', ')} ms) | (reference: the goal is judged without a flow, as issue 17 measured it) | |
@@ -308,7 +308,7 @@ Last command: \`${last.command}\`, finished ${last.finished} (${last.seconds} s)
   }
   if (figs.footprint) {
     const f = figs.footprint;
-    sum.push(`| 5 | installed size (du) / added start time / added idle RSS | ${n(Math.round(f.installed.diskBytes / 1024 / 102.4) / 10)} MB / ${n(Math.max(f.load.requireRegisterMs, f.load.redStartPairedDiffMs ?? f.load.redStartDiffMs))} ms / ${n(f.packageRssMB)} MB | ≤ 15 MB installed with its dependencies / ≤ 30 ms / ≤ 8 MB added by the package | ${yes(f.met.size)} / ${yes(f.met.load)} / ${yes(f.met.idle)} |`);
+    sum.push(`| 5 | installed size with dependencies (sum of file sizes) / added start time / added idle RSS | ${n(f.installedMB)} MB / ${n(Math.max(f.load.requireRegisterMs, f.load.redStartPairedDiffMs ?? f.load.redStartDiffMs))} ms / ${n(f.packageRssMB)} MB | ≤ 15 MB installed with its dependencies / ≤ 30 ms / ≤ 8 MB added by the package | ${yes(f.met.size)} / ${yes(f.met.load)} / ${yes(f.met.idle)} |`);
   }
   if (figs.codec) {
     const f = figs.codec;
