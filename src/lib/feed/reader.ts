@@ -150,6 +150,16 @@ export interface PollResult {
   capped?: boolean;
 }
 
+/**
+ * A shared feed whose lease this instance no longer holds (its renewal failed or came too
+ * late): the reply is not emitted, the mark not moved; another instance may poll now.
+ * SHARED_STATE with reason 'fenced', as the store's refusal of a write by a former holder.
+ */
+function lostLease(feed: string, from: string): GatewayError {
+  const err = new GatewayError('SHARED_STATE', `feed ${feed}: this instance no longer holds the feed's lease; the reply from ${from} was not emitted (another instance may poll now)`);
+  return Object.assign(err, { reason: 'fenced' });
+}
+
 /** A poll in progress was overtaken by `reset()`: its reply is dropped. */
 class Superseded extends Error {}
 
@@ -163,6 +173,8 @@ export class FeedReader<R> {
   private unsaved = false;
   /** A mark emitted past but not yet written (its write failed): written before any fetch. */
   private pending: FeedMark | undefined;
+  /** The fencing token the pending mark was emitted under (none for a reset's mark). */
+  private pendingFence: number | undefined;
   private readonly recent: RecentKeys;
   private readonly now: () => number;
 
@@ -246,6 +258,7 @@ export class FeedReader<R> {
     this.unsaved = false;
     this.recent.clear();
     this.state = this.pending = { fromUtc, seen: [], generation: this.generation };
+    this.pendingFence = undefined;
     const mine = this.generation;
     // A stored mark that cannot be read is what a reset is for: it is replaced.
     const stored = await this.o.store.load(this.o.feed).catch(() => undefined);
@@ -347,6 +360,13 @@ export class FeedReader<R> {
     });
     const next: FeedMark = { fromUtc: formatUtcSeconds(markSec), seen: [...keep], generation: gen };
 
+    // A shared feed: emitted only while this instance holds the lease, and the mark is
+    // written with the fencing token of that emit (not of a later holder: see write()).
+    let fence: number | undefined;
+    if (this.o.fence) {
+      fence = this.o.fence();
+      if (fence === undefined) throw lostLease(this.o.feed, from);
+    }
     for (const r of fresh) this.recent.add(this.o.key(r));
     if (fresh.length) await this.o.emit(fresh, { fromUtc: from, nextFromUtc: next.fromUtc, fetched: records.length });
     if (crowded) this.o.onCrowded?.(crowded);
@@ -357,7 +377,7 @@ export class FeedReader<R> {
       this.state = next;
       this.unsaved = false;
       // Written after the emit: a kill in between repeats this reply, never skips it.
-      await this.commit(next);
+      await this.commit(next, fence);
     }
     // After stepping past a second, go on at once only if the reply brought something new;
     // otherwise the next poll goes on (never a run of requests that bring nothing).
@@ -370,10 +390,14 @@ export class FeedReader<R> {
    * and rejects with STORAGE. A store that says another instance owns the feed (fenced,
    * newer generation) drops it instead: the store's mark is the truth then.
    */
-  private async commit(mark: FeedMark): Promise<void> {
+  private async commit(mark: FeedMark, fence?: number): Promise<void> {
+    // The pending mark keeps the fence of its emit: retried later under a newer lease
+    // (another holder polled meanwhile), it is refused rather than written over that
+    // holder's newer mark.
+    if (this.pending !== mark) this.pendingFence = fence;
     this.pending = mark;
     try {
-      await this.write(mark);
+      await this.write(mark, this.pendingFence);
     } catch (err) {
       const reason = (err as { reason?: unknown }).reason;
       if (err instanceof GatewayError && err.code === 'SHARED_STATE' && (reason === 'fenced' || reason === 'generation')) {
@@ -385,11 +409,14 @@ export class FeedReader<R> {
     if (this.pending === mark) this.pending = undefined;
   }
 
-  /** Writes in order, one at a time; a mark of an older generation is never written. */
-  private write(mark: FeedMark): Promise<void> {
+  /**
+   * Writes in order, one at a time; a mark of an older generation is never written. A mark
+   * emitted past is written with the fence of its emit; a reset's with the lease's now.
+   */
+  private write(mark: FeedMark, emitFence?: number): Promise<void> {
     const run = async () => {
       if (mark.generation !== this.generation) return;
-      await this.o.store.save(this.o.feed, mark, this.o.fence?.());
+      await this.o.store.save(this.o.feed, mark, emitFence ?? this.o.fence?.());
     };
     const p = this.writes.then(run, run);
     this.writes = p.catch(() => {});

@@ -6,6 +6,8 @@
 const assert = require('node:assert/strict');
 const { describeRedis } = require('../../helpers/redis');
 const { RedisConnection, AccountKeys, accountHash, RedisRateBudget, RedisTokenSource, RedisFeedLease, RedisMarkStore } = require('../../../dist/lib/account/redis');
+const { FeedReader } = require('../../../dist/lib/feed');
+const { startSimulator } = require('../../../dist/simulator');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -232,6 +234,114 @@ describeRedis('Redis account seams (real redis-server)', function (ctx) {
       assert.equal(await pa, fa + 2);
       await a.close();
       await b.close();
+    });
+  });
+
+  describe('FeedReader on a shared feed: a former holder emits and writes nothing more (issue 28)', function () {
+    let sim;
+    beforeEach(async function () {
+      sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
+      sim.terminal.seedBacklog(2000);
+    });
+    afterEach(async () => {
+      await sim.close();
+    });
+    const keyOf = (r) => `${r.ID}|${r.State}|${r.StatusUTC}`;
+    /** One instance's reader of the shared feed 'status': its lease gives the fence. */
+    const reader = (marks, lease, out, extra = {}) =>
+      new FeedReader({
+        feed: 'status',
+        store: marks,
+        pageSize: 500,
+        startFrom: '2000-01-01 00:00:00',
+        key: keyOf,
+        time: (r) => r.StatusUTC,
+        fetchPage: async (from, signal) => {
+          const r = await fetch(`${sim.url}/api/v1.0/get/subaccounts/fw_status_updates?FromUTC=${encodeURIComponent(from)}`, { headers: { authorization: 'Bearer demo-token' }, signal });
+          const b = await r.json();
+          return { records: b.Statuses ?? [], nextFromUtc: b.NextFromUTC };
+        },
+        emit: (records) => out.push(...records.map(keyOf)),
+        fence: () => lease.fence('status'),
+        ...extra,
+      });
+    const repeats = (...lists) => {
+      const all = lists.flat();
+      return all.length - new Set(all).size;
+    };
+
+    it('a reply that comes back after the lease lapsed (a starved or slow instance) is not emitted: the new holder polls alone', async function () {
+      this.timeout(20000);
+      const ca = conn();
+      const cb = conn();
+      const leaseA = new RedisFeedLease(ca, keys, { leaseMs: 600, instanceId: 'a' });
+      const leaseB = new RedisFeedLease(cb, keys, { leaseMs: 600, instanceId: 'b' });
+      await leaseA.acquire('status');
+      const pb = leaseB.acquire('status');
+      const a = [];
+      let fetches = 0;
+      const readerA = reader(new RedisMarkStore(conn(), keys, { timeoutMs: 2000 }), leaseA, a, {
+        fetchPage: async (from, signal) => {
+          if (++fetches === 2) {
+            // A's lease can no longer be renewed while its request is out; b takes the feed.
+            ca.client.disconnect();
+            await pb;
+          }
+          const r = await fetch(`${sim.url}/api/v1.0/get/subaccounts/fw_status_updates?FromUTC=${encodeURIComponent(from)}`, { headers: { authorization: 'Bearer demo-token' }, signal });
+          const body = await r.json();
+          return { records: body.Statuses ?? [], nextFromUtc: body.NextFromUTC };
+        },
+      });
+      await assert.rejects(readerA.poll(), (e) => e.code === 'SHARED_STATE' && e.reason === 'fenced');
+      const afterFirst = a.length;
+      assert.ok(afterFirst > 0 && afterFirst <= 500, `a emitted its first reply only (${afterFirst})`);
+      assert.ok(leaseB.held('status'));
+      const b = [];
+      await reader(new RedisMarkStore(cb, keys, { timeoutMs: 2000 }), leaseB, b).poll();
+      assert.equal(a.length, afterFirst, 'nothing more from a');
+      assert.equal(new Set([...a, ...b]).size, 2000, 'every record emitted');
+      assert.equal(repeats(a, b), 0, 'none twice');
+      await leaseB.close();
+      await leaseA.close();
+    });
+
+    it('a mark left unwritten by a former holder cannot overwrite the next holder\'s: taking the feed again repeats nothing', async function () {
+      this.timeout(20000);
+      const ca = conn();
+      const cam = conn();
+      const cb = conn();
+      const leaseA = new RedisFeedLease(ca, keys, { leaseMs: 2000, instanceId: 'a' });
+      const leaseB = new RedisFeedLease(cb, keys, { leaseMs: 2000, instanceId: 'b' });
+      const a = [];
+      const b = [];
+      const readerA = reader(new RedisMarkStore(cam, keys, { timeoutMs: 300 }), leaseA, a, {
+        maxPagesPerPoll: 1,
+        // The mark write after this reply fails (Redis out of reach for this instance).
+        emit: (records) => {
+          a.push(...records.map(keyOf));
+          cam.client.disconnect();
+        },
+      });
+      const fa = await leaseA.acquire('status');
+      await assert.rejects(readerA.poll(), (e) => e.code === 'SHARED_STATE');
+      assert.ok(readerA.unwritten, "a's mark is pending");
+      const first = a.length;
+      // b takes the feed and drains it (repeating a's one reply, whose mark was not written).
+      await leaseA.release('status');
+      const fb = await leaseB.acquire('status');
+      await reader(new RedisMarkStore(cb, keys, { timeoutMs: 2000 }), leaseB, b).poll();
+      assert.equal(new Set([...a, ...b]).size, 2000, 'every record emitted');
+      await leaseB.release('status');
+      // a is back and takes the feed again: its pending mark is of its former lease.
+      await cam.client.connect();
+      const fa2 = await leaseA.acquire('status');
+      assert.ok(fa2 > fb && fb > fa);
+      await assert.rejects(readerA.poll(), (e) => e.code === 'SHARED_STATE' && e.reason === 'fenced');
+      await readerA.poll();
+      await readerA.poll();
+      assert.equal(a.length, first, 'nothing emitted again by a');
+      assert.ok(repeats(a, b) <= 500, `at most one reply repeated (${repeats(a, b)})`);
+      await leaseA.close();
     });
   });
 
