@@ -12,16 +12,8 @@
  *   and an icon per LoRaWAN node.
  */
 const assert = require('assert');
-const net = require('net');
+const { freePort } = require('../helpers/net');
 const { chromiumPath, startNodeRed, launchBrowser, openEditor, nodeTypes } = require('../helpers/browser');
-
-async function deadPort() {
-  const s = net.createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 const AREAS = {
   terminals: ['iotgw-terminal-mode', 'iotgw-cancel', 'iotgw-status-poller', 'iotgw-message-poller', 'iotgw-send-message', 'iotgw-message-tracker'],
@@ -121,7 +113,7 @@ describe('gateway account dialog and palette in a real browser (issue 26)', func
     assert.match(wrong.text, /^UNAUTHORIZED: .*client ID and client secret/);
     assert.ok(!wrong.text.includes('a-wrong-secret'));
 
-    const port = await deadPort();
+    const port = await freePort();
     await tab('Connection');
     await page.fill('#node-config-input-baseUrl', `http://127.0.0.1:${port}`);
     const dead = await testConnection();

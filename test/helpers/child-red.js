@@ -10,24 +10,13 @@
  */
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { DEMO_CREDS, gatewayNode } = require('./flows');
+const { freePort, directEnv } = require('./net');
 
 const ROOT = path.resolve(__dirname, '../..');
 const RED_JS = require.resolve('node-red/red.js');
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * A fresh user directory with the package linked in and a settings file. `defaultContext`:
@@ -85,7 +74,7 @@ class ChildRed {
     const t0 = process.hrtime.bigint();
     this.proc = spawn(process.execPath, [...this.nodeArgs, RED_JS, '--settings', path.join(this.userDir, 'settings.js'), '--userDir', this.userDir, '--port', String(this.port)], {
       cwd: this.userDir,
-      env: { ...process.env, NODE_RED_ENABLE_PROJECTS: 'false', http_proxy: '', https_proxy: '', HTTP_PROXY: '', HTTPS_PROXY: '', NO_PROXY: '127.0.0.1,localhost' },
+      env: { ...directEnv(), NODE_RED_ENABLE_PROJECTS: 'false' },
       stdio: ['ignore', 'pipe', 'pipe', ...(this.ipcChannel ? ['ipc'] : [])],
     });
     const keep = (d) => {

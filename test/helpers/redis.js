@@ -12,6 +12,7 @@ const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
+const { freePort } = require('./net');
 
 const CANDIDATES = [process.env.REDIS_SERVER, '/usr/bin/redis-server', '/usr/local/bin/redis-server', '/usr/sbin/redis-server'].filter(Boolean);
 
@@ -28,17 +29,6 @@ function findRedisServer() {
   const r = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
   const found = r.status === 0 ? r.stdout.trim() : '';
   return found || undefined;
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 function canConnect(port) {
