@@ -15,7 +15,7 @@ const OUR_NODES = Object.values(require('../../package.json')['node-red'].nodes)
 const CORE_NODES = ['25-catch.js', '25-status.js', '24-complete.js'].map((f) => require(`@node-red/nodes/core/common/${f}`));
 const ALL_NODES = [...OUR_NODES, ...CORE_NODES];
 
-const { DEMO_CREDS, gatewayNode } = require('./flows');
+const { DEMO_CREDS, gatewayNode, modeNode, sendMessageNode, messagePollerNode } = require('./flows');
 
 /** Loads a flow into the real runtime; returns {get(id)}. */
 const CONFIG_TYPES = new Set(['iotgw-gateway', 'iotgw-app', 'iotgw-definitions', 'tls-config']);
@@ -51,6 +51,21 @@ function catchAll(id = 'catcher', wire = 'caught') {
   return [
     { id, type: 'catch', scope: null, uncaught: false, wires: [[wire]] },
     { id: wire, type: 'helper' },
+  ];
+}
+
+/**
+ * The usual flow around one node under test: the gateway config node gw (`gw` overrides),
+ * the node wired to one helper node per name in `outs` (a falsy name: an output wired
+ * nowhere; the node's own `wires` win), those helpers, a catch-all and the `extra` nodes.
+ */
+function nodeFlow(sim, node, { gw = {}, outs = ['out'], extra = [] } = {}) {
+  return [
+    gatewayNode(sim, gw),
+    { gateway: 'gw', wires: outs.map((o) => (o ? [o] : [])), ...node },
+    ...outs.filter(Boolean).map((id) => ({ id, type: 'helper' })),
+    ...catchAll(),
+    ...extra,
   ];
 }
 
@@ -132,4 +147,15 @@ function recordStatuses(node) {
   return statuses;
 }
 
-module.exports = { recordStatuses, simulatorPerTest, useRuntime, helper, startSimulator, gatewayNode, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };
+/** Records every warning a node logs (it still logs it); returns the list of texts. */
+function recordWarnings(node) {
+  const warns = [];
+  const orig = node.warn.bind(node);
+  node.warn = (m) => {
+    warns.push(String(m));
+    orig(m);
+  };
+  return warns;
+}
+
+module.exports = { recordWarnings, recordStatuses, simulatorPerTest, useRuntime, helper, startSimulator, gatewayNode, modeNode, sendMessageNode, messagePollerNode, nodeFlow, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };

@@ -1,6 +1,6 @@
 'use strict';
 const assert = require('node:assert/strict');
-const { simulatorPerTest, helper, gatewayNode, load, until, collect, catchAll } = require('../helpers/harness');
+const { simulatorPerTest, helper, gatewayNode, load, until, collect, modeNode, nodeFlow } = require('../helpers/harness');
 const { connectProxy, setProxyEnv } = require('../helpers/net');
 
 const ITEM = { DestinationID: '01000001SKYA001', Mode: 1, WakeupInterval: 2 };
@@ -9,13 +9,7 @@ describe('iotgw-gateway: auth, limits, retries and faults', function () {
   let sim;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
 
-  const modeFlow = (gwProps = {}) => [
-    gatewayNode(sim, gwProps),
-    { id: 'mode', type: 'iotgw-terminal-mode', gateway: 'gw', mode: 0, wakeupInterval: 0, family: 'any', lingerMs: 0, wires: [['ok'], ['bad']] },
-    { id: 'ok', type: 'helper' },
-    { id: 'bad', type: 'helper' },
-    ...catchAll(),
-  ];
+  const modeFlow = (gw = {}) => nodeFlow(sim, modeNode({ lingerMs: 0 }), { gw, outs: ['ok', 'bad'] });
 
   it('fetches a token once with client credentials and reuses it', async function () {
     const n = await load(modeFlow());

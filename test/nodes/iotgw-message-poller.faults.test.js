@@ -10,7 +10,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { simulatorPerTest, helper, gatewayNode, load, until, collect, catchAll, recordStatuses, stopRuntime } = require('../helpers/harness');
+const { simulatorPerTest, helper, load, until, collect, recordStatuses, stopRuntime, messagePollerNode, nodeFlow } = require('../helpers/harness');
 
 const v8 = require('node:v8');
 const vm = require('node:vm');
@@ -40,31 +40,14 @@ describe('iotgw-message-poller: faults of disk and gateway', function () {
   });
   const feeds = () => path.join(userDir, 'iotgw-feeds');
 
-  const poller = (props = {}) => ({
-    id: 'poller',
-    type: 'iotgw-message-poller',
-    gateway: 'gw',
-    intervalSeconds: 1,
-    startFrom: '-1h',
-    output: 'record',
-    contextStore: '',
-    autoStart: true,
-    fullAt: 500,
-    sinFilter: '',
-    mobileFilter: '',
-    includeRaw: true,
-    wires: [['out']],
-    ...props,
-  });
-  const flow = (props) => [
-    gatewayNode(sim),
-    poller(props),
-    { id: 'out', type: 'helper' },
-    ...catchAll(),
-    // Every input msg that ends with done() (no error) shows here.
-    { id: 'ender', type: 'complete', scope: ['poller'], uncaught: false, wires: [['completed']] },
-    { id: 'completed', type: 'helper' },
-  ];
+  const flow = (props) =>
+    nodeFlow(sim, messagePollerNode({ intervalSeconds: 1, ...props }), {
+      // Every input msg that ends with done() (no error) shows here.
+      extra: [
+        { id: 'ender', type: 'complete', scope: ['poller'], uncaught: false, wires: [['completed']] },
+        { id: 'completed', type: 'helper' },
+      ],
+    });
   const route = () => sim.server.routes.find((r) => r.name === 'terminal/re_messages');
   const calls = () => sim.server.callsTo('terminal/re_messages').length;
   /** Runs `before(n)` as request n (1-based) arrives, then the simulator's own handler. */
