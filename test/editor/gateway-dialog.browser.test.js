@@ -13,7 +13,7 @@
  */
 const assert = require('assert');
 const { freePort } = require('../helpers/net');
-const { chromiumPath, startNodeRed, launchBrowser, openEditor, nodeTypes } = require('../helpers/browser');
+const { useEditor, nodeTypes } = require('../helpers/browser');
 
 const AREAS = {
   terminals: ['iotgw-terminal-mode', 'iotgw-cancel', 'iotgw-status-poller', 'iotgw-message-poller', 'iotgw-send-message', 'iotgw-message-tracker'],
@@ -25,19 +25,10 @@ const AREAS = {
 describe('gateway account dialog and palette in a real browser (issue 26)', function () {
   this.timeout(120000);
   let nr;
-  let browser;
   let page;
-
-  before(async function () {
-    if (!chromiumPath()) throw new Error('no Chromium: install it (apt-get install -y chromium) or set IOTGW_CHROMIUM');
-    nr = await startNodeRed();
-    browser = await launchBrowser();
-    page = await openEditor(browser, nr.url, { width: 1280, height: 900 });
+  useEditor({ width: 1280, height: 900 }, (e) => {
+    ({ nr, page } = e);
     page.setDefaultTimeout(15000);
-  });
-  after(async function () {
-    if (browser) await browser.close();
-    if (nr) await nr.stop();
   });
 
   async function openNewAccount() {

@@ -4,6 +4,7 @@
  * (node-red-node-test-helper) loading our compiled nodes. Tests build flows from the
  * fixtures here instead of repeating the wiring.
  */
+const path = require('node:path');
 const helper = require('node-red-node-test-helper');
 const { startSimulator } = require('../../dist/simulator');
 
@@ -28,6 +29,30 @@ function load(flow, credentials = { gw: DEMO_CREDS }) {
       .load(ALL_NODES, nodes, credentials, () => resolve({ get: (id) => helper.getNode(id) }))
       .catch(reject);
   });
+}
+
+/**
+ * Loads examples/<file> as Node-RED would import it, with the core nodes `core` as well:
+ * `configure(c)` sees each node first (to point a config node at the test's simulator, or to
+ * check it); inline credentials then go to the runtime's credentials; debug nodes become
+ * helper nodes and inject nodes do not fire at deploy. Returns {flow, get(id)}.
+ */
+async function loadExample(file, core, configure = () => {}) {
+  const flow = require(path.join(__dirname, '..', '..', 'examples', file));
+  const credentials = {};
+  const nodes = flow.map((n) => {
+    const c = JSON.parse(JSON.stringify(n));
+    configure(c);
+    if (c.credentials) {
+      credentials[c.id] = c.credentials;
+      delete c.credentials;
+    }
+    if (c.type === 'debug') return { id: c.id, z: c.z, type: 'helper', wires: [] };
+    if (c.type === 'inject') c.once = false;
+    return c;
+  });
+  await helper.load([...ALL_NODES, ...core], nodes, credentials);
+  return { flow, get: (id) => helper.getNode(id) };
 }
 
 /** Waits until `pred()` is true (polls every 10 ms), or fails after `ms`. */
@@ -158,4 +183,4 @@ function recordWarnings(node) {
   return warns;
 }
 
-module.exports = { recordWarnings, recordStatuses, simulatorPerTest, useRuntime, helper, startSimulator, gatewayNode, modeNode, sendMessageNode, messagePollerNode, nodeFlow, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };
+module.exports = { loadExample, recordWarnings, recordStatuses, simulatorPerTest, useRuntime, helper, startSimulator, gatewayNode, modeNode, sendMessageNode, messagePollerNode, nodeFlow, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };
