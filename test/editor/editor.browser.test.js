@@ -480,6 +480,8 @@ if (!chromium) {
           if (!(await item.isVisible())) await tab.getByText('@iotgateway/node-red-gateway', { exact: true }).click();
           await item.click();
           await page.click('#red-ui-clipboard-dialog-import-opt-new');
+          // Import is enabled once the editor has fetched the example's preview (slow on a busy machine).
+          await page.waitForSelector('#red-ui-clipboard-dialog-ok:not([disabled])', { timeout: 60000 });
           await page.click('#red-ui-clipboard-dialog-ok');
           // The editor fetches the example from the runtime, then imports it: wait for its tab.
           await page.waitForFunction(
