@@ -82,6 +82,16 @@ function pageInfo(p: DevicePage): Record<string, unknown> {
   return info;
 }
 
+/** A page that is not the one after `previous` means the service ignored our page parameter. */
+function checkPageOrder(where: string, previous: number | undefined, number: unknown, pageParam: string): void {
+  if (previous !== undefined && typeof number === 'number' && number !== previous + 1) {
+    throw new GatewayError(
+      'BAD_RESPONSE',
+      `${where}: asked for the page after ${previous} and got page ${number}; does the service name the page parameter "${pageParam}"? Set the page parameter name in the node`,
+    );
+  }
+}
+
 export default function register(RED: NodeAPI): void {
   function IotgwLorawanDevicesNode(this: Node, config: DevicesConfig) {
     RED.nodes.createNode(this, config);
@@ -108,12 +118,7 @@ export default function register(RED: NodeAPI): void {
         // Checked as devicePageReply checks it; the reply itself is sent on (no copy of every device).
         const p = devicePageOf(checkReply<DevicePage | [DevicePage]>(devicePageReplyCheck, res.body, where));
         const number = p.number ?? (typeof p.pageable === 'object' ? p.pageable?.pageNumber : undefined) ?? undefined;
-        if (previous !== undefined && typeof number === 'number' && number !== previous + 1) {
-          throw new GatewayError(
-            'BAD_RESPONSE',
-            `${where}: asked for the page after ${previous} and got page ${number}; does the service name the page parameter "${pageParam}"? Set the page parameter name in the node`,
-          );
-        }
+        checkPageOrder(where, previous, number, pageParam);
         previous = typeof number === 'number' ? number : undefined;
         const devices = includeKeys ? p.content : p.content.map(redactDevice);
         // The end is what the service says (`last`, `empty`) or an empty page; never page arithmetic.
