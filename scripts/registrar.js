@@ -40,7 +40,13 @@ function readRegistrations() {
     const out = {};
     for (const { type, name } of ${JSON.stringify(types)}) {
       const seen = [];
-      const RED = { nodes: { registerType: (t, ctor, opts) => seen.push({ type: t, opts: opts || null }) } };
+      const admin = (verb) => (p) => { throw new Error(type + ': its register function adds the admin route ' + verb + ' ' + p + ': put it in src/nodes/' + name + '.routes.ts (routes(RED), registered at start)'); };
+      const RED = {
+        nodes: { registerType: (t, ctor, opts) => seen.push({ type: t, opts: opts || null }) },
+        httpAdmin: { get: admin('GET'), post: admin('POST'), put: admin('PUT'), delete: admin('DELETE'), use: admin('USE') },
+        httpNode: { get: admin('GET'), post: admin('POST'), use: admin('USE') },
+        auth: { needsPermission: () => () => {} },
+      };
       require(path.join(${JSON.stringify(DIST)}, 'nodes', name + '.js')).default(RED);
       out[type] = seen;
     }

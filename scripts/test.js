@@ -56,16 +56,19 @@ function run(tier) {
     const margs = [MOCHA, '--no-config', ...rcArgs, ...(tier.parallel ? ['--parallel', '--jobs', String(jobs)] : []), ...tier.files];
     process.stdout.write(`\n=== ${tier.name}: ${tier.files.length} files${tier.parallel ? `, ${jobs} workers` : ''}\n`);
     const child = spawn(process.execPath, margs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-    let tail = '';
+    // mocha's own counts, from its closing lines (failure details may follow them at length).
+    const counts = { passing: 0, failing: 0, pending: 0 };
+    let partial = '';
     child.stdout.on('data', (d) => {
       process.stdout.write(d);
-      tail = (tail + d).slice(-4000);
+      const lines = (partial + d).split('\n');
+      partial = lines.pop();
+      for (const line of lines) {
+        const m = /^ +(\d+) (passing|failing|pending)\b/.exec(line.replace(/\x1b\[[0-9;]*m/g, '')); // eslint-disable-line no-control-regex
+        if (m) counts[m[2]] = Number(m[1]);
+      }
     });
-    child.on('close', (code) => {
-      const plain = tail.replace(/\x1b\[[0-9;]*m/g, ''); // eslint-disable-line no-control-regex
-      const n = (word) => Number((plain.match(new RegExp(`^ +(\\d+) ${word}`, 'm')) || [0, 0])[1]);
-      resolve({ code, passing: n('passing'), failing: n('failing'), pending: n('pending') });
-    });
+    child.on('close', (code) => resolve({ code, ...counts }));
   });
 }
 

@@ -87,8 +87,8 @@ function pageNumberOf(p: DevicePage): number | undefined {
   return p.number ?? (typeof p.pageable === 'object' ? p.pageable?.pageNumber : undefined) ?? undefined;
 }
 
-/** A walk must get the page after the one before: else the page parameter's name is wrong. */
-function checkPageOrder(previous: number | undefined, number: number | undefined, where: string, pageParam: string): void {
+/** A page that is not the one after `previous` means the service ignored our page parameter. */
+function checkPageOrder(where: string, previous: number | undefined, number: unknown, pageParam: string): void {
   if (previous !== undefined && typeof number === 'number' && number !== previous + 1) {
     throw new GatewayError(
       'BAD_RESPONSE',
@@ -144,7 +144,7 @@ function startLorawanDevices(RED: NodeAPI, node: Node, config: DevicesConfig): v
       // Checked as devicePageReply checks it; the reply itself is sent on (no copy of every device).
       const p = devicePageOf(checkReply<DevicePage | [DevicePage]>(devicePageReplyCheck, res.body, where));
       const number = pageNumberOf(p);
-      checkPageOrder(walk.previous, number, where, pageParam);
+      checkPageOrder(where, walk.previous, number, pageParam);
       walk.previous = typeof number === 'number' ? number : undefined;
       // The end is what the service says (`last`, `empty`) or an empty page; never page arithmetic.
       const last = !req.allPages || p.last === true || p.empty === true || p.content.length === 0;

@@ -199,13 +199,6 @@ export default function register(RED: NodeAPI): void {
     startRedis(RED, this, config);
   }
 
-  // The dialog asks which node is master now (credential-free: host:port only).
-  RED.httpAdmin?.get('/iotgw-redis/:id/master', RED.auth.needsPermission('iotgw-redis.read'), (req, res) => {
-    const n = RED.nodes.getNode(String(req.params.id)) as RedisConfigNode | null;
-    if (!n || typeof n.master !== 'function') return void res.sendStatus(404);
-    res.json({ mode: n.settings.mode ?? 'standalone', master: n.master() ?? null });
-  });
-
   RED.nodes.registerType('iotgw-redis', IotgwRedisNode as unknown as (this: Node, config: NodeDef) => void, {
     credentials: {
       username: { type: 'text' },

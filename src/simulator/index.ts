@@ -28,6 +28,13 @@ export type { SimArea } from './areas';
 import type { SimArea } from './areas';
 
 
+/** The JSON object of a control call's body ({} when empty or not an object). */
+function controlBody(text: string): Record<string, unknown> {
+  if (!text.trim()) return {};
+  const v = parseJson(text);
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
 export class Simulator {
   readonly server = new SimServer();
   readonly terminal: TerminalGateway;
@@ -76,11 +83,7 @@ export class Simulator {
 
   private mountControl(): void {
     const s = this.server;
-    const body = (text: string): Record<string, unknown> => {
-      if (!text.trim()) return {};
-      const v = parseJson(text);
-      return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-    };
+    const body = controlBody;
     s.route('GET', /^\/_sim\/state$/, '_sim/state', () =>
       json(200, {
         terminal: {

@@ -109,9 +109,9 @@ describe('shared editor code (resources/iotgw-editor.js)', function () {
     const dir = path.join(__dirname, '..', '..', 'nodes');
     for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.html'))) {
       const html = fs.readFileSync(path.join(dir, f), 'utf8');
-      const type = /registerType\('([^']+)'/.exec(html)[1];
       const markers = [...html.matchAll(/data-iotgw-(?:row|check|select)="(\w+)/g)].map((m) => m[1]);
       if (markers.length === 0) continue;
+      const type = /registerType\('([^']+)'/.exec(html)[1];
       assert.ok(html.includes(`IOTGW.rows('${type}'`), `${f}: uses row markers without IOTGW.rows('${type}')`);
       assert.ok(html.includes('src="resources/@iotgateway/node-red-gateway/iotgw-editor.js"'), `${f}: does not include the shared editor code`);
       for (const m of markers) assert.match(html, new RegExp(`\\b${m}: \\{`), `${f}: row ${m} is not a property in defaults`);

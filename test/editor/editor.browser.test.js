@@ -480,6 +480,8 @@ if (!chromium) {
           if (!(await item.isVisible())) await tab.getByText('@iotgateway/node-red-gateway', { exact: true }).click();
           await item.click();
           await page.click('#red-ui-clipboard-dialog-import-opt-new');
+          // Import is enabled once the editor has fetched the example's preview (slow on a busy machine).
+          await page.waitForSelector('#red-ui-clipboard-dialog-ok:not([disabled])', { timeout: 60000 });
           await page.click('#red-ui-clipboard-dialog-ok');
           // The editor fetches the example from the runtime, then imports it: wait for its tab.
           await page.waitForFunction(
@@ -549,6 +551,13 @@ if (!chromium) {
             await page.waitForTimeout(1500);
             await page.evaluate(() => $('.red-ui-notification').css('visibility', 'hidden'));
             await page.screenshot({ path: path.join(IMAGES, 'example-running.png') });
+          }
+          if (SHOTS && !SMOKE && f.file === 'decode-terminal-messages.json') {
+            // The decoded fields of the newest message, opened in the debug sidebar (README picture).
+            await page.evaluate(() => $('.red-ui-notification').css('visibility', 'hidden'));
+            await page.evaluate(() => $('#red-ui-debug-content .red-ui-debug-msg').last().find('.red-ui-debug-msg-expandable').first().trigger('click'));
+            await page.waitForTimeout(500);
+            await page.locator('#red-ui-sidebar-content').screenshot({ path: path.join(IMAGES, 'codec-debug.png') });
           }
         });
       }

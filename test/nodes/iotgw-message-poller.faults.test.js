@@ -317,14 +317,14 @@ describe('iotgw-message-poller: faults of disk and gateway', function () {
       const n = await load(flow({ autoStart: false }));
       const out = collect(n.get('out'));
       const caught = collect(n.get('caught'));
+      const completed = collect(n.get('completed'));
       n.get('poller').receive({ payload: 'poll' });
-      await until(() => out.length === 9 && caught.length === 1, 60000, 'nine msgs and one error');
+      await until(() => out.length === 9 && caught.length === 1 && completed.length === 1, 60000, 'nine msgs, one error and the poll\'s end');
       assert.equal(caught[0].error.code, 'BAD_RESPONSE');
       assert.match(caught[0].error.message, /malformed \(ID: /);
       assert.equal(caught[0].payload.ID, 1.5, 'the raw record');
       // The same malformed record in every later reply (FromUTC is inclusive): never reported again.
       sim.server.inject({ kind: 'wrong-types', route: 'terminal/re_messages', patch: { 'Messages.3.ID': 1.5 }, times: Infinity });
-      const completed = collect(n.get('completed'));
       for (let i = 0; i < 2; i++) {
         n.get('poller').receive({ payload: 'poll' });
         await until(() => completed.length === i + 2, 60000, 'the poll to end');
