@@ -7,7 +7,7 @@
  */
 import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red';
 import { GatewayError, toGatewayError } from '../lib/common/errors';
-import { handleInput, numberSetting, useConfigNode, type Msg } from '../lib/node-red/node-kit';
+import { handleInput, numberSetting, useConfigNode, type InputHandle, type Msg } from '../lib/node-red/node-kit';
 import { isApp, isGateway } from '../lib/node-red/guards';
 import type { AppNode, GatewayNode } from '../lib/node-red/config-nodes';
 import type { AccountFigures } from '../lib/account/figures';
@@ -27,66 +27,73 @@ export function statusText(f: AccountFigures): string {
   return parts.join(' · ').slice(0, 60) || f.account;
 }
 
+/**
+ * Reads the figures every `intervalMs` (one read at a time) and sends them; a failing read is
+ * reported once, until it succeeds again (no flood while Redis is down).
+ */
+function startReading(node: Node, intervalMs: number, read: () => Promise<AccountFigures>, input: InputHandle): NodeJS.Timeout {
+  let reading = false;
+  let failing: string | undefined;
+  return setInterval(() => {
+    if (reading) return;
+    reading = true;
+    read().then(
+      (payload) => {
+        reading = false;
+        failing = undefined;
+        node.send({ topic: payload.account, payload } as NodeMessage);
+        if (input.pending === 0) input.idle();
+      },
+      (e: unknown) => {
+        reading = false;
+        const err = toGatewayError(e);
+        input.fail(err);
+        if (failing === err.message) return;
+        failing = err.message;
+        node.error(err, { topic: 'accountStatus', payload: null, error: { message: err.message, code: err.code } } as unknown as NodeMessage);
+      },
+    );
+  }, intervalMs);
+}
+
+function startAccountStatus(RED: NodeAPI, node: Node, config: AccountStatusConfig): void {
+  const cfg = useConfigNode(RED, node, config.account, isAccount, 'account', 'iotgw-gateway or iotgw-app');
+  const raw = config.intervalSeconds;
+  const intervalMs = Math.round(numberSetting(raw === undefined || raw === '' ? 10 : raw, 10, 0, 86400) * 1000);
+  let last: AccountFigures | undefined;
+
+  const read = async (): Promise<AccountFigures> => {
+    if (cfg instanceof GatewayError) throw cfg;
+    last = await cfg.account.figures();
+    return last;
+  };
+
+  const input = handleInput(
+    RED,
+    node,
+    async (msg: Msg, send) => {
+      msg.payload = await read();
+      send(msg);
+    },
+    { idleStatus: () => (last ? { fill: 'grey', shape: 'dot', text: statusText(last) } : undefined) },
+  );
+
+  let timer = intervalMs > 0 && !(cfg instanceof GatewayError) ? startReading(node, intervalMs, read, input) : undefined;
+  if (cfg instanceof GatewayError) {
+    input.fail(cfg);
+    node.error(cfg.message);
+  }
+
+  node.on('close', () => {
+    if (timer) clearInterval(timer);
+    timer = undefined;
+  });
+}
+
 export default function register(RED: NodeAPI): void {
   function IotgwAccountStatusNode(this: Node, config: AccountStatusConfig) {
     RED.nodes.createNode(this, config);
-    const node = this;
-    const cfg = useConfigNode(RED, node, config.account, isAccount, 'account', 'iotgw-gateway or iotgw-app');
-    const raw = config.intervalSeconds;
-    const intervalMs = Math.round(numberSetting(raw === undefined || raw === '' ? 10 : raw, 10, 0, 86400) * 1000);
-    let last: AccountFigures | undefined;
-
-    const read = async (): Promise<AccountFigures> => {
-      if (cfg instanceof GatewayError) throw cfg;
-      last = await cfg.account.figures();
-      return last;
-    };
-
-    const input = handleInput(
-      RED,
-      node,
-      async (msg: Msg, send) => {
-        msg.payload = await read();
-        send(msg);
-      },
-      { idleStatus: () => (last ? { fill: 'grey', shape: 'dot', text: statusText(last) } : undefined) },
-    );
-
-    let timer: NodeJS.Timeout | undefined;
-    let reading = false;
-    /** A failing read is reported once, until it succeeds again (no flood while Redis is down). */
-    let failing: string | undefined;
-    if (intervalMs > 0 && !(cfg instanceof GatewayError)) {
-      timer = setInterval(() => {
-        if (reading) return;
-        reading = true;
-        read().then(
-          (payload) => {
-            reading = false;
-            failing = undefined;
-            node.send({ topic: payload.account, payload } as NodeMessage);
-            if (input.pending === 0) input.idle();
-          },
-          (e: unknown) => {
-            reading = false;
-            const err = toGatewayError(e);
-            input.fail(err);
-            if (failing === err.message) return;
-            failing = err.message;
-            node.error(err, { topic: 'accountStatus', payload: null, error: { message: err.message, code: err.code } } as unknown as NodeMessage);
-          },
-        );
-      }, intervalMs);
-    }
-    if (cfg instanceof GatewayError) {
-      input.fail(cfg);
-      node.error(cfg.message);
-    }
-
-    node.on('close', () => {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-    });
+    startAccountStatus(RED, this, config);
   }
 
   RED.nodes.registerType('iotgw-account-status', IotgwAccountStatusNode as unknown as (this: Node, c: NodeDef) => void);

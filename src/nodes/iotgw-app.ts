@@ -58,94 +58,109 @@ export { loginPathSetting } from '../lib/api/app';
 
 export { isApp } from '../lib/node-red/guards';
 
+/** The credentials an app node is using now (never in a request's query), and its login token. */
+interface AppHeld {
+  token: string;
+  password: string;
+  login?: CachedToken;
+}
+
+/** node.settings from the config; a bad setting is logged and kept for every call to throw. */
+function readAppSettings(node: AppNode, config: AppConfig): GatewayError | undefined {
+  try {
+    node.settings = appSettings(config);
+    return undefined;
+  } catch (err) {
+    const configError = markSettingError(err as GatewayError);
+    node.settings = appSettings({ ...config, baseUrl: 'http://127.0.0.1' });
+    node.error(`iotgw-app "${config.name || node.id}": ${configError.message}`);
+    return configError;
+  }
+}
+
+/** The bearer auth: log in with email and password (token kept in `held`), else a static token. */
+function appBearer(RED: NodeAPI, node: AppNode, held: AppHeld) {
+  const email = resolveCredential(RED, node, node.credentials?.email).trim();
+  held.password = resolveCredential(RED, node, node.credentials?.password);
+  if (email && held.password) {
+    // Log in at loginPath, keep the token, log in again after a 401.
+    held.login = appLogin({ client: node.client, loginPath: node.settings.loginPath, email, password: held.password, group: GROUP });
+    return new TokenHeaders(held.login, (t) => ({ authorization: `Bearer ${t}` }), (h) => /^Bearer (.+)$/.exec(h.authorization ?? '')?.[1], "Check the email and password in the iotgw-app config node's credentials.");
+  }
+  held.token = resolveCredential(RED, node, node.credentials?.authToken).trim();
+  if (!held.token) {
+    throw new GatewayError('BAD_INPUT', 'credentials: the iotgw-app config node has no auth token and no email/password; set one of them (${ENV_VAR} works)', { field: 'credentials' });
+  }
+  return new StaticBearer(held.token, 'auth token');
+}
+
+/** The account: its client, limiter and token, shared by every node that uses it. */
+function openAppAccount(RED: NodeAPI, node: AppNode, rawConfig: AppConfig, configError: GatewayError | undefined, tls: ReturnType<typeof tlsFromConfigNode>, held: AppHeld) {
+  const s = node.settings;
+  return createAccount({
+    kind: 'app',
+    id: node.id,
+    label: `application API ${new URL(s.baseUrl).host}`,
+    name: rawConfig.name,
+    baseUrl: s.baseUrl,
+    timeoutMs: s.timeoutMs,
+    maxConcurrent: MAX_CONCURRENT,
+    maxRetries: s.maxRetries,
+    groups: { [GROUP]: { calls: s.rateLimitCalls, windowMs: s.rateLimitWindowMs } },
+    defaultGroup: GROUP,
+    tls,
+    configError,
+    config: rawConfig as unknown as Record<string, unknown>,
+    // Issue 25: keys follow the credentials (a hash of the login or token), the shared token the password that fetched it.
+    identity: () => {
+      const email = resolveCredential(RED, node, node.credentials?.email).trim().toLowerCase();
+      const tok = resolveCredential(RED, node, node.credentials?.authToken).trim();
+      return email ? tokenIdentity('login', email) : tok ? tokenIdentity('token', tok) : '';
+    },
+    binding: () => {
+      const email = resolveCredential(RED, node, node.credentials?.email).trim().toLowerCase();
+      const pw = resolveCredential(RED, node, node.credentials?.password);
+      return email && pw ? credentialDigest(email, pw) : '';
+    },
+    auth: { bearer: () => appBearer(RED, node, held) },
+  });
+}
+
+function startApp(RED: NodeAPI, node: AppNode, rawConfig: AppConfig): void {
+  const config = migrateAppConfig(rawConfig);
+  const configError = readAppSettings(node, config);
+  const tls = tlsFromConfigNode(RED, node, config.tls, `iotgw-app "${config.name || node.id}"`);
+  const users = new Set<string>();
+  const held: AppHeld = { token: '', password: '' };
+  node.account = openAppAccount(RED, node, rawConfig, configError, tls, held);
+  node.client = () => node.account.client();
+  node.get = (path: string, query: Query, signal: AbortSignal) => {
+    const c = node.client();
+    const a = node.account.auth('bearer');
+    refuseTokenInQuery(query, held.token);
+    refuseTokenInQuery(query, held.login?.peek(), 'login token');
+    refuseTokenInQuery(query, held.login ? held.password : '', 'password', "the login request's body");
+    return c.request({ method: 'GET', path, query, auth: a, group: GROUP, idempotent: true, signal });
+  };
+  node.register = (user: Node) => {
+    users.add(user.id);
+  };
+  node.deregister = (user: Node) => {
+    users.delete(user.id);
+  };
+  node.on('close', (_removed: boolean, done: () => void) => {
+    held.token = '';
+    held.password = '';
+    const closing = [node.account.close(), held.login?.close()];
+    held.login = undefined;
+    void Promise.allSettled(closing).then(() => done());
+  });
+}
+
 export default function register(RED: NodeAPI): void {
   function IotgwAppNode(this: AppNode, rawConfig: AppConfig) {
     RED.nodes.createNode(this, rawConfig);
-    const node = this;
-    const config = migrateAppConfig(rawConfig);
-    let configError: GatewayError | undefined;
-    try {
-      node.settings = appSettings(config);
-    } catch (err) {
-      configError = markSettingError(err as GatewayError);
-      node.settings = appSettings({ ...config, baseUrl: 'http://127.0.0.1' });
-      node.error(`iotgw-app "${config.name || node.id}": ${configError.message}`);
-    }
-
-    const tls = tlsFromConfigNode(RED, node, config.tls, `iotgw-app "${config.name || node.id}"`);
-    const users = new Set<string>();
-    let token = '';
-    let password = '';
-    let login: CachedToken | undefined;
-    const s = node.settings;
-    node.account = createAccount({
-      kind: 'app',
-      id: node.id,
-      label: `application API ${new URL(s.baseUrl).host}`,
-      name: config.name,
-      baseUrl: s.baseUrl,
-      timeoutMs: s.timeoutMs,
-      maxConcurrent: MAX_CONCURRENT,
-      maxRetries: s.maxRetries,
-      groups: { [GROUP]: { calls: s.rateLimitCalls, windowMs: s.rateLimitWindowMs } },
-      defaultGroup: GROUP,
-      tls,
-      configError,
-      config: rawConfig as unknown as Record<string, unknown>,
-      // Issue 25: keys follow the credentials (a hash of the login or token), the shared token the password that fetched it.
-      identity: () => {
-        const email = resolveCredential(RED, node, node.credentials?.email).trim().toLowerCase();
-        const tok = resolveCredential(RED, node, node.credentials?.authToken).trim();
-        return email ? tokenIdentity('login', email) : tok ? tokenIdentity('token', tok) : '';
-      },
-      binding: () => {
-        const email = resolveCredential(RED, node, node.credentials?.email).trim().toLowerCase();
-        const pw = resolveCredential(RED, node, node.credentials?.password);
-        return email && pw ? credentialDigest(email, pw) : '';
-      },
-      auth: {
-        bearer: () => {
-          const email = resolveCredential(RED, node, node.credentials?.email).trim();
-          password = resolveCredential(RED, node, node.credentials?.password);
-          if (email && password) {
-            // Log in at loginPath, keep the token, log in again after a 401.
-            login = appLogin({ client: node.client, loginPath: node.settings.loginPath, email, password, group: GROUP });
-            return new TokenHeaders(login, (t) => ({ authorization: `Bearer ${t}` }), (h) => /^Bearer (.+)$/.exec(h.authorization ?? '')?.[1], "Check the email and password in the iotgw-app config node's credentials.");
-          }
-          token = resolveCredential(RED, node, node.credentials?.authToken).trim();
-          if (!token) {
-            throw new GatewayError('BAD_INPUT', 'credentials: the iotgw-app config node has no auth token and no email/password; set one of them (${ENV_VAR} works)', { field: 'credentials' });
-          }
-          return new StaticBearer(token, 'auth token');
-        },
-      },
-    });
-
-    node.client = () => node.account.client();
-
-    node.get = (path: string, query: Query, signal: AbortSignal) => {
-      const c = node.client();
-      const a = node.account.auth('bearer');
-      refuseTokenInQuery(query, token);
-      refuseTokenInQuery(query, login?.peek(), 'login token');
-      refuseTokenInQuery(query, login ? password : '', 'password', "the login request's body");
-      return c.request({ method: 'GET', path, query, auth: a, group: GROUP, idempotent: true, signal });
-    };
-
-    node.register = (user: Node) => {
-      users.add(user.id);
-    };
-    node.deregister = (user: Node) => {
-      users.delete(user.id);
-    };
-
-    node.on('close', (_removed: boolean, done: () => void) => {
-      token = '';
-      password = '';
-      const closing = [node.account.close(), login?.close()];
-      login = undefined;
-      void Promise.allSettled(closing).then(() => done());
-    });
+    startApp(RED, this, rawConfig);
   }
 
   RED.nodes.registerType('iotgw-app', IotgwAppNode as unknown as (this: Node, config: NodeDef) => void, {

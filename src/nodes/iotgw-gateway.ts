@@ -35,6 +35,8 @@ export interface GatewayConfig extends NodeDef {
 
 export type { GatewayCredentials, GatewaySettings, GatewayNode } from '../lib/node-red/config-nodes';
 
+type TlsOptions = ReturnType<typeof tlsFromConfigNode>;
+
 /** Fills in properties that older saved flows may lack (tested in test/migrate.test.js). */
 export function migrateGatewayConfig(config: Partial<GatewayConfig>): GatewayConfig {
   return {
@@ -149,119 +151,147 @@ export async function testConnection(RED: NodeAPI, req: TestConnectionRequest): 
   }
 }
 
+/** What a gateway node opens besides its account: closed with it. */
+interface BrokerHeld {
+  token?: CachedToken;
+  client?: ApiClient;
+}
+
+/** node.settings from the config; a bad setting is logged and kept for every call to throw. */
+function readSettings(node: GatewayNode, config: GatewayConfig): GatewayError | undefined {
+  let configError: GatewayError | undefined;
+  try {
+    node.settings = gatewaySettings(config);
+  } catch (err) {
+    configError = markSettingError(err as GatewayError);
+    node.settings = gatewaySettings({ ...config, baseUrl: 'http://127.0.0.1', apiVersion: '1.0', brokerBaseUrl: '', brokerTokenUrl: '' });
+    node.error(`iotgw-gateway "${config.name || node.id}": ${configError.message}`);
+  }
+  const inUrl = configError ? undefined : resolveGatewayBase(String(config.baseUrl), String(config.apiVersion ?? '1.0')).versionInUrl;
+  if (inUrl && inUrl !== String(config.apiVersion ?? '1.0').trim()) {
+    node.warn(`iotgw-gateway "${config.name || node.id}": the base URL holds /api/v${inUrl}; it is used instead of the API version setting ${config.apiVersion}`);
+  }
+  return configError;
+}
+
+type Cred = (k: keyof GatewayCredentials) => string;
+
+/** The bearer token of areas a and c: client credentials, else a static token. */
+function bearerAuth(node: GatewayNode, cred: Cred) {
+  const token = cred('token');
+  const id = cred('clientId');
+  const secret = cred('clientSecret');
+  if (id && secret) return new ClientCredentialsBearer(id, secret, node.apiPath(TERMINAL_PATHS.token));
+  if (token) return new StaticBearer(token, 'bearer token');
+  throw new GatewayError(
+    'BAD_INPUT',
+    'credentials: the config node has no bearer token and no client ID/secret; set one of them (${ENV_VAR} works)',
+    { field: 'credentials' },
+  );
+}
+
+/** The broker headers of area b: a fetched access token (cached in `held`), else a static one. */
+function brokerAuth(node: GatewayNode, cred: Cred, tls: TlsOptions, held: BrokerHeld) {
+  const id = cred('brokerClientId');
+  const secret = cred('brokerClientSecret');
+  if (id && secret && node.settings.brokerTokenUrl) {
+    // The access token is fetched (client_credentials), cached and renewed after a 401.
+    held.token ??= oauthClientCredentials({ tokenUrl: node.settings.brokerTokenUrl, clientId: id, clientSecret: secret, timeoutMs: node.settings.timeoutMs, tls });
+    return new TokenHeaders(held.token, (t) => ({ client_id: id, access_token: t }), (h) => h.access_token, "Check the broker client ID, client secret and token URL in the config node's credentials.");
+  }
+  const token = cred('brokerAccessToken');
+  if (!id || !token) {
+    throw new GatewayError('BAD_INPUT', 'credentials: the LoRaWAN/SMS endpoints need the broker client ID and access token in the config node', {
+      field: 'credentials',
+    });
+  }
+  return new StaticHeaders({ client_id: id, access_token: token }, 'Check the broker client ID and access token in the config node\'s credentials.');
+}
+
+/** The account: its client, limiters and token, shared by every node that uses it. */
+function openAccount(node: GatewayNode, rawConfig: GatewayConfig, configError: GatewayError | undefined, cred: Cred, tls: TlsOptions, held: BrokerHeld) {
+  const s = node.settings;
+  const limit = { calls: s.rateLimitCalls, windowMs: s.rateLimitWindowMs };
+  return createAccount({
+    kind: 'gateway',
+    id: node.id,
+    label: `gateway ${new URL(s.baseUrl).host}`,
+    name: rawConfig.name,
+    baseUrl: s.baseUrl,
+    timeoutMs: s.timeoutMs,
+    maxConcurrent: s.maxConcurrent,
+    maxRetries: s.maxRetries,
+    maxQueue: s.maxQueue,
+    groups: { SEND: limit, GET: limit },
+    tls,
+    configError,
+    throttled: isThrottleReply,
+    principal: cred('clientId'),
+    // Issue 25: keys follow the credentials (a static token's hash), the shared token the secret that fetched it.
+    identity: () => (cred('clientId') ? '' : cred('token') ? tokenIdentity('token', cred('token')) : ''),
+    binding: (name) =>
+      name === 'broker'
+        ? cred('brokerClientSecret') ? credentialDigest(`${cred('brokerClientId')}\n${node.settings.brokerTokenUrl}`, cred('brokerClientSecret')) : ''
+        : cred('clientId') && cred('clientSecret') ? credentialDigest(cred('clientId'), cred('clientSecret')) : '',
+    config: rawConfig as unknown as Record<string, unknown>,
+    auth: { bearer: () => bearerAuth(node, cred), broker: () => brokerAuth(node, cred, tls, held) },
+  });
+}
+
+/** Thin delegates to the account (what the nodes of the account call). */
+function attachDelegates(node: GatewayNode, configError: GatewayError | undefined, tls: TlsOptions, held: BrokerHeld): void {
+  const s = node.settings;
+  node.client = () => node.account.client();
+  node.bearerAuth = () => node.account.auth('bearer');
+  node.brokerAuth = () => node.account.auth('broker');
+  // The LoRaWAN/SMS endpoints: the account's client unless brokerBaseUrl names another host.
+  node.brokerClient = () => {
+    if (!s.brokerBaseUrl) return node.client();
+    if (configError) throw configError;
+    held.client ??= new ApiClient({ label: `broker ${new URL(s.brokerBaseUrl).host}`, baseUrl: s.brokerBaseUrl, timeoutMs: s.timeoutMs, maxConcurrent: s.maxConcurrent, maxRetries: s.maxRetries, maxQueue: s.maxQueue, tls, observer: node.account.watch });
+    return held.client;
+  };
+  node.catalogue = new ErrorCatalogue(() => ({ client: node.client(), auth: node.bearerAuth(), path: node.apiPath(TERMINAL_PATHS.errorCodes) }));
+  node.statusFeed = node.account.statusFeed;
+}
+
+/** The nodes that use the account register and deregister; the status pollers are counted. */
+function attachUsers(node: GatewayNode): void {
+  const users = new Set<string>();
+  node.pollers = new Set();
+  node.register = (user: Node) => {
+    users.add(user.id);
+    if (user.type === 'iotgw-status-poller') node.pollers.add(user.id);
+    node.statusFeed.emit('pollers', node.pollers.size);
+  };
+  node.deregister = (user: Node) => {
+    users.delete(user.id);
+    if (node.pollers.delete(user.id)) node.statusFeed.emit('pollers', node.pollers.size);
+  };
+}
+
+function startGateway(RED: NodeAPI, node: GatewayNode, rawConfig: GatewayConfig): void {
+  const config = migrateGatewayConfig(rawConfig);
+  const configError = readSettings(node, config);
+  const tls = tlsFromConfigNode(RED, node, config.tls, `iotgw-gateway "${config.name || node.id}"`);
+  const cred: Cred = (k) => resolveCredential(RED, node, node.credentials?.[k]);
+  node.apiPath = (rest: string) => `/api/v${node.settings.apiVersion}/${rest.replace(/^\/+/, '')}`;
+  const held: BrokerHeld = {};
+  node.account = openAccount(node, rawConfig, configError, cred, tls, held);
+  attachDelegates(node, configError, tls, held);
+  attachUsers(node);
+  node.on('close', (_removed: boolean, done: () => void) => {
+    const closing = [node.account.close(), held.client?.close(), held.token?.close()];
+    held.client = undefined;
+    held.token = undefined;
+    void Promise.allSettled(closing).then(() => done());
+  });
+}
+
 export default function register(RED: NodeAPI): void {
   function IotgwGatewayNode(this: GatewayNode, rawConfig: GatewayConfig) {
     RED.nodes.createNode(this, rawConfig);
-    const node = this;
-    const config = migrateGatewayConfig(rawConfig);
-    let configError: GatewayError | undefined;
-    try {
-      node.settings = gatewaySettings(config);
-    } catch (err) {
-      configError = markSettingError(err as GatewayError);
-      node.settings = gatewaySettings({ ...config, baseUrl: 'http://127.0.0.1', apiVersion: '1.0', brokerBaseUrl: '', brokerTokenUrl: '' });
-      node.error(`iotgw-gateway "${config.name || node.id}": ${configError.message}`);
-    }
-
-    const inUrl = configError ? undefined : resolveGatewayBase(String(config.baseUrl), String(config.apiVersion ?? '1.0')).versionInUrl;
-    if (inUrl && inUrl !== String(config.apiVersion ?? '1.0').trim()) {
-      node.warn(`iotgw-gateway "${config.name || node.id}": the base URL holds /api/v${inUrl}; it is used instead of the API version setting ${config.apiVersion}`);
-    }
-
-    const tls = tlsFromConfigNode(RED, node, config.tls, `iotgw-gateway "${config.name || node.id}"`);
-
-    const cred = (k: keyof GatewayCredentials) => resolveCredential(RED, node, node.credentials?.[k]);
-    node.apiPath = (rest: string) => `/api/v${node.settings.apiVersion}/${rest.replace(/^\/+/, '')}`;
-    let brokerToken: CachedToken | undefined;
-    let brokerClient: ApiClient | undefined;
-    const s = node.settings;
-    const limit = { calls: s.rateLimitCalls, windowMs: s.rateLimitWindowMs };
-    node.account = createAccount({
-      kind: 'gateway',
-      id: node.id,
-      label: `gateway ${new URL(s.baseUrl).host}`,
-      name: config.name,
-      baseUrl: s.baseUrl,
-      timeoutMs: s.timeoutMs,
-      maxConcurrent: s.maxConcurrent,
-      maxRetries: s.maxRetries,
-      maxQueue: s.maxQueue,
-      groups: { SEND: limit, GET: limit },
-      tls,
-      configError,
-      throttled: isThrottleReply,
-      principal: cred('clientId'),
-      // Issue 25: keys follow the credentials (a static token's hash), the shared token the secret that fetched it.
-      identity: () => (cred('clientId') ? '' : cred('token') ? tokenIdentity('token', cred('token')) : ''),
-      binding: (name) =>
-        name === 'broker'
-          ? cred('brokerClientSecret') ? credentialDigest(`${cred('brokerClientId')}\n${node.settings.brokerTokenUrl}`, cred('brokerClientSecret')) : ''
-          : cred('clientId') && cred('clientSecret') ? credentialDigest(cred('clientId'), cred('clientSecret')) : '',
-      config: rawConfig as unknown as Record<string, unknown>,
-      auth: {
-        bearer: () => {
-          const token = cred('token');
-          const id = cred('clientId');
-          const secret = cred('clientSecret');
-          if (id && secret) return new ClientCredentialsBearer(id, secret, node.apiPath(TERMINAL_PATHS.token));
-          if (token) return new StaticBearer(token, 'bearer token');
-          throw new GatewayError(
-            'BAD_INPUT',
-            'credentials: the config node has no bearer token and no client ID/secret; set one of them (${ENV_VAR} works)',
-            { field: 'credentials' },
-          );
-        },
-        broker: () => {
-          const id = cred('brokerClientId');
-          const secret = cred('brokerClientSecret');
-          if (id && secret && node.settings.brokerTokenUrl) {
-            // The access token is fetched (client_credentials), cached and renewed after a 401.
-            brokerToken ??= oauthClientCredentials({ tokenUrl: node.settings.brokerTokenUrl, clientId: id, clientSecret: secret, timeoutMs: node.settings.timeoutMs, tls });
-            return new TokenHeaders(brokerToken, (t) => ({ client_id: id, access_token: t }), (h) => h.access_token, "Check the broker client ID, client secret and token URL in the config node's credentials.");
-          }
-          const token = cred('brokerAccessToken');
-          if (!id || !token) {
-            throw new GatewayError('BAD_INPUT', 'credentials: the LoRaWAN/SMS endpoints need the broker client ID and access token in the config node', {
-              field: 'credentials',
-            });
-          }
-          return new StaticHeaders({ client_id: id, access_token: token }, 'Check the broker client ID and access token in the config node\'s credentials.');
-        },
-      },
-    });
-
-    // Thin delegates to the account (what the nodes of the account call).
-    node.client = () => node.account.client();
-    node.bearerAuth = () => node.account.auth('bearer');
-    node.brokerAuth = () => node.account.auth('broker');
-    // The LoRaWAN/SMS endpoints: the account's client unless brokerBaseUrl names another host.
-    node.brokerClient = () => {
-      if (!s.brokerBaseUrl) return node.client();
-      if (configError) throw configError;
-      brokerClient ??= new ApiClient({ label: `broker ${new URL(s.brokerBaseUrl).host}`, baseUrl: s.brokerBaseUrl, timeoutMs: s.timeoutMs, maxConcurrent: s.maxConcurrent, maxRetries: s.maxRetries, maxQueue: s.maxQueue, tls, observer: node.account.watch });
-      return brokerClient;
-    };
-    node.catalogue = new ErrorCatalogue(() => ({ client: node.client(), auth: node.bearerAuth(), path: node.apiPath(TERMINAL_PATHS.errorCodes) }));
-    node.statusFeed = node.account.statusFeed;
-
-    const users = new Set<string>();
-    node.pollers = new Set();
-    node.register = (user: Node) => {
-      users.add(user.id);
-      if (user.type === 'iotgw-status-poller') node.pollers.add(user.id);
-      node.statusFeed.emit('pollers', node.pollers.size);
-    };
-    node.deregister = (user: Node) => {
-      users.delete(user.id);
-      if (node.pollers.delete(user.id)) node.statusFeed.emit('pollers', node.pollers.size);
-    };
-
-    node.on('close', (_removed: boolean, done: () => void) => {
-      const closing = [node.account.close(), brokerClient?.close(), brokerToken?.close()];
-      brokerClient = undefined;
-      brokerToken = undefined;
-      void Promise.allSettled(closing).then(() => done());
-    });
+    startGateway(RED, this, rawConfig);
   }
 
   RED.nodes.registerType('iotgw-gateway', IotgwGatewayNode as unknown as (this: Node, config: NodeDef) => void, {

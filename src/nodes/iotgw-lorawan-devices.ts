@@ -82,6 +82,11 @@ function pageInfo(p: DevicePage): Record<string, unknown> {
   return info;
 }
 
+/** The page number a reply gives (number, or pageable.pageNumber), if any. */
+function pageNumberOf(p: DevicePage): number | undefined {
+  return p.number ?? (typeof p.pageable === 'object' ? p.pageable?.pageNumber : undefined) ?? undefined;
+}
+
 /** A page that is not the one after `previous` means the service ignored our page parameter. */
 function checkPageOrder(where: string, previous: number | undefined, number: unknown, pageParam: string): void {
   if (previous !== undefined && typeof number === 'number' && number !== previous + 1) {
@@ -92,59 +97,72 @@ function checkPageOrder(where: string, previous: number | undefined, number: unk
   }
 }
 
+/** One walk over the pages: its msg.parts id, the count announced by the first page, the page before. */
+interface Walk {
+  partsId: string;
+  outerParts: unknown;
+  announced?: number;
+  previous?: number;
+}
+
+/** msg.parts of page `index` of a walk, and msg.complete when the walk ends before the count announced. */
+function setParts(RED: NodeAPI, node: Node, out: Msg, walk: Walk, p: DevicePage, index: number, last: boolean, pageSize: number): void {
+  const number = pageNumberOf(p);
+  if (index === 0 && typeof p.totalPages === 'number') walk.announced = Math.max(1, p.totalPages - (typeof number === 'number' ? number : 0));
+  const announced = walk.announced;
+  // len > 1 tells the join node to concatenate the page arrays into one array.
+  const parts: { id: string; index: number; type: string; len: number; count?: number; parts?: unknown } = { id: walk.partsId, index, type: 'array', len: Math.max(2, p.size ?? pageSize) };
+  if (announced !== undefined) parts.count = announced;
+  if (walk.outerParts !== undefined) parts.parts = walk.outerParts;
+  out.parts = parts as unknown as Msg['parts'];
+  // The inventory changed while walking (or no total was given): end the sequence here.
+  if (last && announced !== index + 1) {
+    parts.count = index + 1;
+    out.complete = true;
+  }
+  node.status({ fill: 'blue', shape: 'dot', text: say(RED, 'iotgw-lorawan-devices.status.page', `page ${index + 1} of ${announced ?? '?'}`, { page: index + 1, count: announced ?? '?' }) });
+}
+
+function startLorawanDevices(RED: NodeAPI, node: Node, config: DevicesConfig): void {
+  const gw = useConfigNode(RED, node, config.gateway, isGateway, 'gateway', 'iotgw-gateway');
+  const includeKeys = config.includeKeys === true;
+
+  handleInput(RED, node, async (msg: Msg, send, { signal }) => {
+    if (gw instanceof GatewayError) throw gw;
+    const pageParam = paramName(config.pageParam, 'page', 'pageParam');
+    const sizeParam = paramName(config.pageSizeParam, 'pageSize', 'pageSizeParam');
+    const req = readRequest(config, msg.payload, msg);
+    mergeQuery({}, msg.query); // refuse a bad msg.query before any request
+    const where = `GET ${PATHS.devices}`;
+    const rest: Msg = { ...msg };
+    delete rest.payload;
+    const walk: Walk = { partsId: RED.util.generateId(), outerParts: rest.parts };
+    for (let index = 0, page = req.page; ; index++, page++) {
+      signal.throwIfAborted();
+      const query = mergeQuery({ ...defined(req.filters), [pageParam]: page, [sizeParam]: req.pageSize }, msg.query);
+      const res = await brokerRequest(gw, { method: 'GET', path: PATHS.devices, query, idempotent: true, signal });
+      // Checked as devicePageReply checks it; the reply itself is sent on (no copy of every device).
+      const p = devicePageOf(checkReply<DevicePage | [DevicePage]>(devicePageReplyCheck, res.body, where));
+      const number = pageNumberOf(p);
+      checkPageOrder(where, walk.previous, number, pageParam);
+      walk.previous = typeof number === 'number' ? number : undefined;
+      // The end is what the service says (`last`, `empty`) or an empty page; never page arithmetic.
+      const last = !req.allPages || p.last === true || p.empty === true || p.content.length === 0;
+      const out: Msg = last ? msg : (RED.util.cloneMessage(rest) as Msg);
+      out.payload = includeKeys ? p.content : p.content.map(redactDevice);
+      out.page = pageInfo(p);
+      out.statusCode = res.statusCode;
+      if (req.allPages) setParts(RED, node, out, walk, p, index, last, req.pageSize);
+      send(out);
+      if (last) return;
+    }
+  });
+}
+
 export default function register(RED: NodeAPI): void {
   function IotgwLorawanDevicesNode(this: Node, config: DevicesConfig) {
     RED.nodes.createNode(this, config);
-    const node = this;
-    const gw = useConfigNode(RED, node, config.gateway, isGateway, 'gateway', 'iotgw-gateway');
-    const includeKeys = config.includeKeys === true;
-
-    handleInput(RED, node, async (msg: Msg, send, { signal }) => {
-      if (gw instanceof GatewayError) throw gw;
-      const pageParam = paramName(config.pageParam, 'page', 'pageParam');
-      const sizeParam = paramName(config.pageSizeParam, 'pageSize', 'pageSizeParam');
-      const req = readRequest(config, msg.payload, msg);
-      mergeQuery({}, msg.query); // refuse a bad msg.query before any request
-      const where = `GET ${PATHS.devices}`;
-      const partsId = RED.util.generateId();
-      const rest: Msg = { ...msg };
-      delete rest.payload;
-      let announced: number | undefined;
-      let previous: number | undefined;
-      for (let index = 0, page = req.page; ; index++, page++) {
-        signal.throwIfAborted();
-        const query = mergeQuery({ ...defined(req.filters), [pageParam]: page, [sizeParam]: req.pageSize }, msg.query);
-        const res = await brokerRequest(gw, { method: 'GET', path: PATHS.devices, query, idempotent: true, signal });
-        // Checked as devicePageReply checks it; the reply itself is sent on (no copy of every device).
-        const p = devicePageOf(checkReply<DevicePage | [DevicePage]>(devicePageReplyCheck, res.body, where));
-        const number = p.number ?? (typeof p.pageable === 'object' ? p.pageable?.pageNumber : undefined) ?? undefined;
-        checkPageOrder(where, previous, number, pageParam);
-        previous = typeof number === 'number' ? number : undefined;
-        const devices = includeKeys ? p.content : p.content.map(redactDevice);
-        // The end is what the service says (`last`, `empty`) or an empty page; never page arithmetic.
-        const last = !req.allPages || p.last === true || p.empty === true || p.content.length === 0;
-        const out: Msg = last ? msg : (RED.util.cloneMessage(rest) as Msg);
-        out.payload = devices;
-        out.page = pageInfo(p);
-        out.statusCode = res.statusCode;
-        if (req.allPages) {
-          if (index === 0 && typeof p.totalPages === 'number') announced = Math.max(1, p.totalPages - (typeof number === 'number' ? number : 0));
-          // len > 1 tells the join node to concatenate the page arrays into one array.
-          const parts: { id: string; index: number; type: string; len: number; count?: number; parts?: unknown } = { id: partsId, index, type: 'array', len: Math.max(2, p.size ?? req.pageSize) };
-          if (announced !== undefined) parts.count = announced;
-          if (rest.parts !== undefined) parts.parts = rest.parts;
-          out.parts = parts as unknown as Msg['parts'];
-          // The inventory changed while walking (or no total was given): end the sequence here.
-          if (last && announced !== index + 1) {
-            parts.count = index + 1;
-            out.complete = true;
-          }
-          node.status({ fill: 'blue', shape: 'dot', text: say(RED, 'iotgw-lorawan-devices.status.page', `page ${index + 1} of ${announced ?? '?'}`, { page: index + 1, count: announced ?? '?' }) });
-        }
-        send(out);
-        if (last) return;
-      }
-    });
+    startLorawanDevices(RED, this, config);
   }
 
   RED.nodes.registerType('iotgw-lorawan-devices', IotgwLorawanDevicesNode as unknown as (this: Node, c: NodeDef) => void);

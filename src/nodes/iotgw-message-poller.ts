@@ -61,110 +61,146 @@ export function listSetting(v: unknown): Set<string> | undefined {
 /** A from-mobile message's identity: its ID (exact, whatever its JSON form). */
 export const messageKey = (m: FeedMessage): string => (m instanceof MalformedMessage ? m.key : BigInt(m.ID).toString());
 
+interface Decorated {
+  payload: FromMobileMessage;
+  raw?: Buffer;
+  fields?: Record<string, unknown>;
+}
+
+/** What one message becomes in a msg: payload (ID exact), raw (Buffer), fields (decoded). */
+class Decorator {
+  private readonly defsNode: unknown;
+  private readonly warned = new Set<string>();
+
+  constructor(
+    RED: NodeAPI,
+    private readonly node: Node,
+    private readonly definitionsId: string | undefined,
+  ) {
+    this.defsNode = definitionsId ? RED.nodes.getNode(definitionsId) : null;
+  }
+
+  private warnOnce(key: string, text: string): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.node.warn(text);
+  }
+
+  /** The definitions, or undefined (none set, or refused: said once). */
+  private definitions(): Definitions | undefined {
+    if (!this.definitionsId) return undefined;
+    const defsNode = this.defsNode;
+    if (!isDefinitions(defsNode)) return void this.warnOnce('defs', 'definitions: the iotgw-definitions config node is missing; messages are emitted undecoded');
+    try {
+      return defsNode.definitions();
+    } catch (e) {
+      return void this.warnOnce('defs', `definitions refused, messages are emitted undecoded: ${toGatewayError(e).message}`);
+    }
+  }
+
+  /** Decodes a RawPayload-only message with the definitions, into `payload.Payload` and `out.fields`. */
+  private decodeRaw(raw: Buffer, payload: FromMobileMessage, out: { fields?: Record<string, unknown> }): void {
+    const defs = this.definitions();
+    if (!defs || raw.length < 2) return;
+    if (!defs.find(raw[0]!, raw[1]!, 'return')) {
+      this.warnOnce(`${raw[0]}/${raw[1]}`, `SIN ${raw[0]} MIN ${raw[1]}: not in the message definitions; such messages are emitted undecoded`);
+      return;
+    }
+    try {
+      const d = defs.decode(raw, 'return');
+      payload.Payload = toCmf(d.message, d.fields) as FromMobileMessage['Payload'];
+      out.fields = d.fields;
+    } catch (e) {
+      this.node.warn(`message ${String(payload.ID)}: emitted undecoded: ${toGatewayError(e).message}`);
+    }
+  }
+
+  readonly decorate = (m: FromMobileMessage): Decorated => {
+    const payload: FromMobileMessage = { ...m, ID: int64Out(BigInt(m.ID)) };
+    const out: Decorated = { payload };
+    if (typeof m.RawPayload === 'string') {
+      // Buffer.from skips what is not base64: that would be garbage bytes, silently.
+      if (isBase64(m.RawPayload)) out.raw = Buffer.from(m.RawPayload, 'base64');
+      else this.node.warn(`from-mobile message ${String(payload.ID)}: RawPayload is not base64 (${m.RawPayload.length} characters); msg.raw is left out, msg.payload.RawPayload is as received`);
+    }
+    if (m.Payload && Array.isArray(m.Payload.Fields)) out.fields = decodeFields(m.Payload.Fields);
+    else if (!m.Payload && out.raw && this.definitionsId) this.decodeRaw(out.raw, payload, out);
+    return out;
+  };
+}
+
+/** The well-formed messages of a reply; each malformed one is reported (a catchable error) and skipped. */
+function wellFormed(node: Node, records: FeedMessage[], fromUtc: string): FromMobileMessage[] {
+  const good: FromMobileMessage[] = [];
+  for (const r of records) {
+    if (!(r instanceof MalformedMessage)) {
+      good.push(r);
+      continue;
+    }
+    const err = new GatewayError('BAD_RESPONSE', `GET get/re_messages: a from-mobile message of the reply is malformed (${r.why}); it is skipped (msg.payload is the record as received), the rest of the reply goes out`);
+    node.error(err, { topic: 'fromMobileMessages', payload: r.raw, fromUTC: fromUtc } as unknown as NodeMessage);
+  }
+  return good;
+}
+
+/** One msg per message, or one per reply in batch mode. */
+function sendMessages(node: Node, out: Decorated[], batchMode: boolean, info: { fromUtc: string; nextFromUtc: string }): void {
+  if (batchMode) {
+    node.send({
+      topic: 'fromMobileMessages',
+      payload: out.map((o) => o.payload),
+      raw: out.map((o) => o.raw ?? null),
+      fields: out.map((o) => o.fields ?? null),
+      fromUTC: info.fromUtc,
+      nextFromUTC: info.nextFromUtc,
+      statusCode: 200,
+    } as NodeMessage);
+    return;
+  }
+  for (const o of out) {
+    const msg: Record<string, unknown> = { topic: String(o.payload.MobileID ?? ''), payload: o.payload, statusCode: 200 };
+    if (o.raw) msg.raw = o.raw;
+    if (o.fields) msg.fields = o.fields;
+    node.send(msg as NodeMessage);
+  }
+}
+
+function startMessagePoller(RED: NodeAPI, node: Node, config: MessagePollerConfig, tp: ReturnType<typeof pollerTexts>): void {
+  const gw = useConfigNode(RED, node, config.gateway, isGateway, 'gateway', 'iotgw-gateway');
+  const sins = listSetting(config.sinFilter);
+  const mobiles = listSetting(config.mobileFilter);
+  const includeRaw = config.includeRaw !== false;
+  const batchMode = config.output === 'batch';
+  const keep = (m: FromMobileMessage): boolean =>
+    (!sins || sins.has(String(m.SIN ?? m.Payload?.SIN ?? ''))) && (!mobiles || mobiles.has(String(m.MobileID ?? '').trim().toLowerCase()));
+  const { decorate } = new Decorator(RED, node, config.definitions);
+  runPollerNode<FeedMessage>({
+    RED,
+    node,
+    config,
+    gw,
+    feed: `message-poller-${node.id}`,
+    tp,
+    what: 'from-mobile polling',
+    errorTopic: 'fromMobileMessages',
+    key: messageKey,
+    // The feed's seconds are those FromUTC selects on: ReceiveUTC (MessageUTC when absent).
+    time: (m) => (m instanceof MalformedMessage ? m.time : (m.ReceiveUTC ?? m.MessageUTC)),
+    fetchPage: (g, fromUtc, query, signal): Promise<FeedPage<FeedMessage>> => getMessagePage(g, fromUtc, includeRaw, { query: query as Query | undefined, signal }),
+    emit: (records, info) => {
+      const out = wellFormed(node, records, info.fromUtc).filter(keep).map(decorate);
+      if (!out.length) return undefined;
+      sendMessages(node, out, batchMode, info);
+      return delivered();
+    },
+  });
+}
+
 export default function register(RED: NodeAPI): void {
   const tp = pollerTexts(RED, 'iotgw-message-poller', 'messages');
   function IotgwMessagePollerNode(this: Node, config: MessagePollerConfig) {
     RED.nodes.createNode(this, config);
-    const node = this;
-    const gw = useConfigNode(RED, node, config.gateway, isGateway, 'gateway', 'iotgw-gateway');
-    const sins = listSetting(config.sinFilter);
-    const mobiles = listSetting(config.mobileFilter);
-    const includeRaw = config.includeRaw !== false;
-    const batchMode = config.output === 'batch';
-    const keep = (m: FromMobileMessage): boolean =>
-      (!sins || sins.has(String(m.SIN ?? m.Payload?.SIN ?? ''))) && (!mobiles || mobiles.has(String(m.MobileID ?? '').trim().toLowerCase()));
-    const defsNode = config.definitions ? RED.nodes.getNode(config.definitions) : null;
-    const warned = new Set<string>();
-    const warnOnce = (key: string, text: string) => {
-      if (warned.has(key)) return;
-      warned.add(key);
-      node.warn(text);
-    };
-    /** The definitions, or undefined (none set, or refused: said once). */
-    const definitions = (): Definitions | undefined => {
-      if (!config.definitions) return undefined;
-      if (!isDefinitions(defsNode)) return void warnOnce('defs', 'definitions: the iotgw-definitions config node is missing; messages are emitted undecoded');
-      try {
-        return defsNode.definitions();
-      } catch (e) {
-        return void warnOnce('defs', `definitions refused, messages are emitted undecoded: ${toGatewayError(e).message}`);
-      }
-    };
-    /** Decodes a RawPayload-only message with the definitions, into `payload.Payload` and `out.fields`. */
-    const decodeRaw = (raw: Buffer, payload: FromMobileMessage, out: { fields?: Record<string, unknown> }) => {
-      const defs = definitions();
-      if (!defs || raw.length < 2) return;
-      if (!defs.find(raw[0]!, raw[1]!, 'return')) {
-        warnOnce(`${raw[0]}/${raw[1]}`, `SIN ${raw[0]} MIN ${raw[1]}: not in the message definitions; such messages are emitted undecoded`);
-        return;
-      }
-      try {
-        const d = defs.decode(raw, 'return');
-        payload.Payload = toCmf(d.message, d.fields) as FromMobileMessage['Payload'];
-        out.fields = d.fields;
-      } catch (e) {
-        node.warn(`message ${String(payload.ID)}: emitted undecoded: ${toGatewayError(e).message}`);
-      }
-    };
-    /** payload (ID exact), raw (Buffer), fields (decoded) of one message. */
-    const decorate = (m: FromMobileMessage): { payload: FromMobileMessage; raw?: Buffer; fields?: Record<string, unknown> } => {
-      const payload: FromMobileMessage = { ...m, ID: int64Out(BigInt(m.ID)) };
-      const out: { payload: FromMobileMessage; raw?: Buffer; fields?: Record<string, unknown> } = { payload };
-      if (typeof m.RawPayload === 'string') {
-        // Buffer.from skips what is not base64: that would be garbage bytes, silently.
-        if (isBase64(m.RawPayload)) out.raw = Buffer.from(m.RawPayload, 'base64');
-        else node.warn(`from-mobile message ${String(payload.ID)}: RawPayload is not base64 (${m.RawPayload.length} characters); msg.raw is left out, msg.payload.RawPayload is as received`);
-      }
-      if (m.Payload && Array.isArray(m.Payload.Fields)) out.fields = decodeFields(m.Payload.Fields);
-      else if (!m.Payload && out.raw && config.definitions) decodeRaw(out.raw, payload, out);
-      return out;
-    };
-    runPollerNode<FeedMessage>({
-      RED,
-      node,
-      config,
-      gw,
-      feed: `message-poller-${node.id}`,
-      tp,
-      what: 'from-mobile polling',
-      errorTopic: 'fromMobileMessages',
-      key: messageKey,
-      // The feed's seconds are those FromUTC selects on: ReceiveUTC (MessageUTC when absent).
-      time: (m) => (m instanceof MalformedMessage ? m.time : (m.ReceiveUTC ?? m.MessageUTC)),
-      fetchPage: (g, fromUtc, query, signal): Promise<FeedPage<FeedMessage>> => getMessagePage(g, fromUtc, includeRaw, { query: query as Query | undefined, signal }),
-      emit: (records, info) => {
-        const good: FromMobileMessage[] = [];
-        for (const r of records) {
-          if (!(r instanceof MalformedMessage)) {
-            good.push(r);
-            continue;
-          }
-          const err = new GatewayError('BAD_RESPONSE', `GET get/re_messages: a from-mobile message of the reply is malformed (${r.why}); it is skipped (msg.payload is the record as received), the rest of the reply goes out`);
-          node.error(err, { topic: 'fromMobileMessages', payload: r.raw, fromUTC: info.fromUtc } as unknown as NodeMessage);
-        }
-        const out = good.filter(keep).map(decorate);
-        if (!out.length) return undefined;
-        if (batchMode) {
-          node.send({
-            topic: 'fromMobileMessages',
-            payload: out.map((o) => o.payload),
-            raw: out.map((o) => o.raw ?? null),
-            fields: out.map((o) => o.fields ?? null),
-            fromUTC: info.fromUtc,
-            nextFromUTC: info.nextFromUtc,
-            statusCode: 200,
-          } as NodeMessage);
-        } else {
-          for (const o of out) {
-            const msg: Record<string, unknown> = { topic: String(o.payload.MobileID ?? ''), payload: o.payload, statusCode: 200 };
-            if (o.raw) msg.raw = o.raw;
-            if (o.fields) msg.fields = o.fields;
-            node.send(msg as NodeMessage);
-          }
-        }
-        return delivered();
-      },
-    });
+    startMessagePoller(RED, this, config, tp);
   }
 
   RED.nodes.registerType('iotgw-message-poller', IotgwMessagePollerNode as unknown as (this: Node, c: NodeDef) => void);

@@ -96,86 +96,107 @@ export function redisSettings(config: RedisConfig, resolve: (v: string) => strin
   return { url, keyPrefix };
 }
 
+type Env = (v: string) => string;
+
+/** node.settings from the config; a bad setting is logged and kept for every use to throw. */
+function readRedisSettings(node: RedisConfigNode, config: RedisConfig, label: string, env: Env): GatewayError | undefined {
+  try {
+    node.settings = redisSettings(config, env);
+    return undefined;
+  } catch (err) {
+    const configError = markSettingError(err as GatewayError);
+    node.settings = { ...REDIS_DEFAULTS };
+    node.error(`${label}: ${configError.message}`);
+    return configError;
+  }
+}
+
+/** Says an outage once (not once per reconnect attempt; never the URL's credentials), and its end. */
+function watchConnection(node: RedisConfigNode, label: string, conn: RedisConnection): void {
+  let warned = false;
+  conn.on('failure', (err: Error) => {
+    if (warned) return;
+    warned = true;
+    node.warn(`${label}: Redis at ${conn.address} cannot be reached (${err.message}); reconnecting`);
+  });
+  conn.on('up', () => {
+    // After a failover: the one "reachable again", naming the new master.
+    const master = conn.mode === 'standalone' ? '' : conn.master() ? `; master now ${conn.master()}` : '';
+    if (warned) node.log(`${label}: Redis at ${conn.address} is reachable again${master}`);
+    warned = false;
+  });
+  // A reply past the bound (not our Redis, or a broken one): one warning per connection object.
+  conn.on('oversize', (err: Error) => node.warn(`${label}: ${err.message}`));
+}
+
+/** The connection, as the settings and credentials say (opened with the first user). */
+function openConnection(node: RedisConfigNode, label: string, env: Env, tls: ReturnType<typeof tlsFromConfigNode>): RedisConnection {
+  const conn = new RedisConnection({
+    url: node.settings.url,
+    keyPrefix: node.settings.keyPrefix,
+    username: env(node.credentials?.username ?? ''),
+    password: env(node.credentials?.password ?? ''),
+    tls,
+    mode: node.settings.mode ?? 'standalone',
+    sentinels: node.settings.sentinels ?? [],
+    masterName: node.settings.masterName ?? 'mymaster',
+    sentinelPassword: env(node.credentials?.sentinelPassword ?? ''),
+    nodes: node.settings.nodes ?? [],
+    ...(node.settings.mode ? {} : { label: `redis ${redisAddress(node.settings.url)}` }),
+  });
+  watchConnection(node, label, conn);
+  return conn;
+}
+
+/** The account factory asks this resolver for every account; it answers for those naming this node. Returns the undo. */
+function provideRedisState(RED: NodeAPI, node: RedisConfigNode, shared: SharedRedis, configError: GatewayError | undefined): () => void {
+  const instanceId = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  return provideSharedState((account, cfg) => {
+    if (cfg.redis !== node.id) return undefined;
+    // A broken Redis node never means "in-process" for its accounts (the fleet would go
+    // over the limits): their requests fail with its error (BAD_INPUT naming the field).
+    if (configError) {
+      const err = configError;
+      return {
+        rateBudget: () => {
+          throw err;
+        },
+      };
+    }
+    const conn = shared.register(`${account.kind}:${account.id}`);
+    return redisSharedState(conn, (a) => accountSettings(RED, a), instanceId);
+  });
+}
+
+function startRedis(RED: NodeAPI, node: RedisConfigNode, config: RedisConfig): void {
+  const label = `iotgw-redis "${config.name || node.id}"`;
+  const env: Env = (v) => resolveCredential(RED, node, v);
+  const configError = readRedisSettings(node, config, label, env);
+  const tls = tlsFromConfigNode(RED, node, config.tls, label);
+  const shared = new SharedRedis(() => openConnection(node, label, env, tls));
+  const unprovide = provideRedisState(RED, node, shared, configError);
+
+  node.register = (user) => {
+    if (configError) throw configError;
+    return shared.register(user.id);
+  };
+  node.deregister = (user) => shared.deregister(user.id);
+  node.userCount = () => shared.userCount;
+  node.master = (key) => shared.current?.master(key);
+
+  node.on('close', (_removed: boolean, done: () => void) => {
+    unprovide();
+    void shared.close().then(
+      () => done(),
+      () => done(),
+    );
+  });
+}
+
 export default function register(RED: NodeAPI): void {
   function IotgwRedisNode(this: RedisConfigNode, config: RedisConfig) {
     RED.nodes.createNode(this, config);
-    const node = this;
-    const label = `iotgw-redis "${config.name || node.id}"`;
-    const env = (v: string) => resolveCredential(RED, node, v);
-    let configError: GatewayError | undefined;
-    try {
-      node.settings = redisSettings(config, env);
-    } catch (err) {
-      configError = markSettingError(err as GatewayError);
-      node.settings = { ...REDIS_DEFAULTS };
-      node.error(`${label}: ${configError.message}`);
-    }
-    const tls = tlsFromConfigNode(RED, node, config.tls, label);
-    const shared = new SharedRedis(() => {
-      const conn = new RedisConnection({
-        url: node.settings.url,
-        keyPrefix: node.settings.keyPrefix,
-        username: env(node.credentials?.username ?? ''),
-        password: env(node.credentials?.password ?? ''),
-        tls,
-        mode: node.settings.mode ?? 'standalone',
-        sentinels: node.settings.sentinels ?? [],
-        masterName: node.settings.masterName ?? 'mymaster',
-        sentinelPassword: env(node.credentials?.sentinelPassword ?? ''),
-        nodes: node.settings.nodes ?? [],
-        ...(node.settings.mode ? {} : { label: `redis ${redisAddress(node.settings.url)}` }),
-      });
-      // One warning per outage, not one per reconnect attempt; never the URL's credentials.
-      let warned = false;
-      conn.on('failure', (err: Error) => {
-        if (warned) return;
-        warned = true;
-        node.warn(`${label}: Redis at ${conn.address} cannot be reached (${err.message}); reconnecting`);
-      });
-      conn.on('up', () => {
-        // After a failover: the one "reachable again", naming the new master.
-        const master = conn.mode === 'standalone' ? '' : conn.master() ? `; master now ${conn.master()}` : '';
-        if (warned) node.log(`${label}: Redis at ${conn.address} is reachable again${master}`);
-        warned = false;
-      });
-      // A reply past the bound (not our Redis, or a broken one): one warning per connection object.
-      conn.on('oversize', (err: Error) => node.warn(`${label}: ${err.message}`));
-      return conn;
-    });
-
-    // The account factory asks this resolver for every account; it answers for those naming this node.
-    const instanceId = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    const unprovide = provideSharedState((account, cfg) => {
-      if (cfg.redis !== node.id) return undefined;
-      // A broken Redis node never means "in-process" for its accounts (the fleet would go
-      // over the limits): their requests fail with its error (BAD_INPUT naming the field).
-      if (configError) {
-        const err = configError;
-        return {
-          rateBudget: () => {
-            throw err;
-          },
-        };
-      }
-      const conn = shared.register(`${account.kind}:${account.id}`);
-      return redisSharedState(conn, (a) => accountSettings(RED, a), instanceId);
-    });
-
-    node.register = (user) => {
-      if (configError) throw configError;
-      return shared.register(user.id);
-    };
-    node.deregister = (user) => shared.deregister(user.id);
-    node.userCount = () => shared.userCount;
-    node.master = (key) => shared.current?.master(key);
-
-    node.on('close', (_removed: boolean, done: () => void) => {
-      unprovide();
-      void shared.close().then(
-        () => done(),
-        () => done(),
-      );
-    });
+    startRedis(RED, this, config);
   }
 
   RED.nodes.registerType('iotgw-redis', IotgwRedisNode as unknown as (this: Node, config: NodeDef) => void, {

@@ -71,67 +71,84 @@ export function encodeItem(defs: Definitions, raw: unknown, where: string, probl
   }
 }
 
+type Settings = Pick<ItemDefaults, 'TransportType' | 'MessageLifetime' | 'MessageClass' | 'maxRawBytes'>;
+
+const MSG_SETTINGS = [['TransportType', 'transportType', 0, 2], ['MessageLifetime', 'messageLifetime', 1, 720], ['MessageClass', 'messageClass', 1, 3]] as const;
+
+/** The node's settings with msg-level overrides (an item's own fields win over both). */
+function itemDefaults(settings: Settings, msg: Msg): ItemDefaults {
+  const d: ItemDefaults = { ...settings };
+  for (const [k, m, lo, hi] of MSG_SETTINGS) {
+    const v = msg[m];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) throw badInput(`msg.${m}`, `must be a whole number from ${lo} to ${hi}, not ${showValue(v)}`);
+    d[k] = v;
+  }
+  for (const k of ['TransportType', 'MessageLifetime', 'MessageClass'] as const) {
+    if (Number.isNaN(d[k])) throw badInput(k, 'the node setting is not a number; open the node and fix it');
+  }
+  return d;
+}
+
+/** The definitions when the node names them; throws when the config node is missing. */
+function nodeDefinitions(config: SendMessageConfig, defsNode: unknown): Definitions | undefined {
+  if (!config.definitions) return undefined;
+  if (!isDefinitions(defsNode)) throw badInput('definitions', 'the iotgw-definitions config node is missing; open the node and choose one');
+  return defsNode.definitions();
+}
+
+/** Every item of msg.payload checked (encoded first with the definitions); every problem is pushed. */
+function checkItems(payload: unknown, defs: Definitions | undefined, d: ItemDefaults, problems: string[]): GeneralItem[] {
+  const list = Array.isArray(payload) ? payload : [payload];
+  const items: GeneralItem[] = [];
+  list.forEach((raw, i) => {
+    const where = Array.isArray(payload) ? `msg.payload[${i}]` : 'msg.payload';
+    const item = defs ? encodeItem(defs, raw, where, problems) : raw;
+    if (item === undefined) return;
+    const it = checkGeneralItem(item, where, d, problems);
+    if (it) items.push(it);
+  });
+  return items;
+}
+
+function startSendMessage(RED: NodeAPI, node: Node, config: SendMessageConfig): void {
+  const gw = useConfigNode(RED, node, config.gateway, isGateway, 'gateway', 'iotgw-gateway');
+  const settings: Settings = {
+    TransportType: optionalSetting(config.transportType),
+    MessageLifetime: optionalSetting(config.messageLifetime),
+    MessageClass: optionalSetting(config.messageClass),
+    maxRawBytes: Math.round(numberSetting(config.maxRawBytes, 1023, 2, 1_000_000)),
+  };
+  const defsNode = config.definitions ? RED.nodes.getNode(config.definitions) : null;
+  const closing = nodeAbortController();
+  node.on('close', (_r: boolean, done: () => void) => {
+    closing.abort();
+    done();
+  });
+
+  const pool = new SendPool<GeneralItem, SubmitResult>(Math.round(numberSetting(config.lingerMs, 50, 0, 5000)), closing.signal, (g, items, query, slot, signal) =>
+    postMessages(g, items, { query, slot, signal }),
+  );
+
+  handleInput(RED, node, async (msg: Msg, send) => {
+    if (gw instanceof GatewayError) throw gw;
+    const problems: string[] = [];
+    const d = itemDefaults(settings, msg);
+    d.fieldTypes = checkSpec(msg.fieldTypes, 'msg.fieldTypes', problems);
+    const payload = msg.payload;
+    if (Array.isArray(payload) && payload.length === 0) throw badInput('msg.payload', 'an empty array; send at least one message');
+    const defs = nodeDefinitions(config, defsNode);
+    const items = problems.length ? [] : checkItems(payload, defs, d, problems);
+    if (problems.length) throw new GatewayError('BAD_INPUT', joinProblems(problems), { field: problems[0]!.split(':')[0] });
+    const query = mergeQuery({}, msg.query);
+    send(await submitToOutputs(RED, msg, () => pool.submit(gw, items, query)));
+  });
+}
+
 export default function register(RED: NodeAPI): void {
   function IotgwSendMessageNode(this: Node, config: SendMessageConfig) {
     RED.nodes.createNode(this, config);
-    const node = this;
-    const gw = useConfigNode(RED, node, config.gateway, isGateway, 'gateway', 'iotgw-gateway');
-    const settings = {
-      TransportType: optionalSetting(config.transportType),
-      MessageLifetime: optionalSetting(config.messageLifetime),
-      MessageClass: optionalSetting(config.messageClass),
-      maxRawBytes: Math.round(numberSetting(config.maxRawBytes, 1023, 2, 1_000_000)),
-    };
-    const defsNode = config.definitions ? RED.nodes.getNode(config.definitions) : null;
-    const closing = nodeAbortController();
-    node.on('close', (_r: boolean, done: () => void) => {
-      closing.abort();
-      done();
-    });
-
-    const pool = new SendPool<GeneralItem, SubmitResult>(Math.round(numberSetting(config.lingerMs, 50, 0, 5000)), closing.signal, (g, items, query, slot, signal) =>
-      postMessages(g, items, { query, slot, signal }),
-    );
-
-    handleInput(RED, node, async (msg: Msg, send) => {
-      if (gw instanceof GatewayError) throw gw;
-      const problems: string[] = [];
-      const d: ItemDefaults = { ...settings };
-      // msg-level overrides of the node's settings (an item's own fields win over both).
-      const ranges = { TransportType: [0, 2], MessageLifetime: [1, 720], MessageClass: [1, 3] } as const;
-      for (const [k, m] of [['TransportType', 'transportType'], ['MessageLifetime', 'messageLifetime'], ['MessageClass', 'messageClass']] as const) {
-        const v = msg[m];
-        if (v === undefined || v === null) continue;
-        const [lo, hi] = ranges[k];
-        if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) throw badInput(`msg.${m}`, `must be a whole number from ${lo} to ${hi}, not ${showValue(v)}`);
-        d[k] = v;
-      }
-      for (const k of ['TransportType', 'MessageLifetime', 'MessageClass'] as const) {
-        if (Number.isNaN(d[k])) throw badInput(k, 'the node setting is not a number; open the node and fix it');
-      }
-      d.fieldTypes = checkSpec(msg.fieldTypes, 'msg.fieldTypes', problems);
-      const payload = msg.payload;
-      const list = Array.isArray(payload) ? payload : [payload];
-      if (list.length === 0) throw badInput('msg.payload', 'an empty array; send at least one message');
-      const items: GeneralItem[] = [];
-      let defs: Definitions | undefined;
-      if (config.definitions) {
-        if (!isDefinitions(defsNode)) throw badInput('definitions', 'the iotgw-definitions config node is missing; open the node and choose one');
-        defs = defsNode.definitions();
-      }
-      if (!problems.length) {
-        list.forEach((raw, i) => {
-          const where = Array.isArray(payload) ? `msg.payload[${i}]` : 'msg.payload';
-          const item = defs ? encodeItem(defs, raw, where, problems) : raw;
-          if (item === undefined) return;
-          const it = checkGeneralItem(item, where, d, problems);
-          if (it) items.push(it);
-        });
-      }
-      if (problems.length) throw new GatewayError('BAD_INPUT', joinProblems(problems), { field: problems[0]!.split(':')[0] });
-      const query = mergeQuery({}, msg.query);
-      send(await submitToOutputs(RED, msg, () => pool.submit(gw, items, query)));
-    });
+    startSendMessage(RED, this, config);
   }
 
   RED.nodes.registerType('iotgw-send-message', IotgwSendMessageNode as unknown as (this: Node, c: NodeDef) => void);

@@ -6,24 +6,12 @@
  * poller's mark) over another node or status text.
  */
 const assert = require('assert');
-const { chromiumPath, startNodeRed, launchBrowser, openEditor } = require('../helpers/browser');
+const { useEditor } = require('../helpers/browser');
 
 describe('the demo in a real browser (issue 26)', function () {
   this.timeout(120000);
-  let nr;
-  let browser;
   let page;
-
-  before(async function () {
-    if (!chromiumPath()) throw new Error('no Chromium: install it (apt-get install -y chromium) or set IOTGW_CHROMIUM');
-    nr = await startNodeRed({ deployExamples: true });
-    browser = await launchBrowser();
-    page = await openEditor(browser, nr.url, { width: 1400, height: 900 });
-  });
-  after(async function () {
-    if (browser) await browser.close();
-    if (nr) await nr.stop();
-  });
+  useEditor({ deployExamples: true, width: 1400, height: 900 }, (e) => (page = e.page));
 
   it('opens on the terminal example', async function () {
     const label = await page.evaluate(() => RED.nodes.workspace(RED.workspaces.active()).label);

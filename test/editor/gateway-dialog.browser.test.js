@@ -12,16 +12,8 @@
  *   and an icon per LoRaWAN node.
  */
 const assert = require('assert');
-const net = require('net');
-const { chromiumPath, startNodeRed, launchBrowser, openEditor, nodeTypes } = require('../helpers/browser');
-
-async function deadPort() {
-  const s = net.createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
+const { freePort } = require('../helpers/net');
+const { useEditor, nodeTypes } = require('../helpers/browser');
 
 const AREAS = {
   terminals: ['iotgw-terminal-mode', 'iotgw-cancel', 'iotgw-status-poller', 'iotgw-message-poller', 'iotgw-send-message', 'iotgw-message-tracker'],
@@ -33,19 +25,10 @@ const AREAS = {
 describe('gateway account dialog and palette in a real browser (issue 26)', function () {
   this.timeout(120000);
   let nr;
-  let browser;
   let page;
-
-  before(async function () {
-    if (!chromiumPath()) throw new Error('no Chromium: install it (apt-get install -y chromium) or set IOTGW_CHROMIUM');
-    nr = await startNodeRed();
-    browser = await launchBrowser();
-    page = await openEditor(browser, nr.url, { width: 1280, height: 900 });
+  useEditor({ width: 1280, height: 900 }, (e) => {
+    ({ nr, page } = e);
     page.setDefaultTimeout(15000);
-  });
-  after(async function () {
-    if (browser) await browser.close();
-    if (nr) await nr.stop();
   });
 
   async function openNewAccount() {
@@ -121,7 +104,7 @@ describe('gateway account dialog and palette in a real browser (issue 26)', func
     assert.match(wrong.text, /^UNAUTHORIZED: .*client ID and client secret/);
     assert.ok(!wrong.text.includes('a-wrong-secret'));
 
-    const port = await deadPort();
+    const port = await freePort();
     await tab('Connection');
     await page.fill('#node-config-input-baseUrl', `http://127.0.0.1:${port}`);
     const dead = await testConnection();

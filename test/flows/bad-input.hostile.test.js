@@ -11,7 +11,7 @@
 const assert = require('node:assert/strict');
 const fc = require('fast-check');
 const { helper, startSimulator, gatewayNode, load, DEMO_CREDS, useRuntime } = require('../helpers/harness');
-const { SPECS, configNode, credsFor } = require('../helpers/faults');
+const { SPECS, configNode, credsFor, ledgerFlow, ledgerSender } = require('../helpers/faults');
 
 const RUNS = Number(process.env.IOTGW_HOSTILE_RUNS || 300);
 const figures = { tried: 0, leaked: 0, crashes: 0 };
@@ -57,40 +57,8 @@ describe('hostile inputs: integers only as typed, no null defaults (issue 16)', 
 
   /** The node under test with Catch and Complete nodes; returns send(msg) -> {error?, endings, sent}. */
   async function harness(spec, props = spec.props) {
-    const outs = Array.from({ length: spec.outputs }, (_, i) => `out${i}`);
-    const n = await load(
-      [
-        configNode(spec, sim, gatewayNode),
-        { id: 'dut', type: spec.type, [spec.config === 'app' ? 'app' : 'gateway']: 'gw', ...props, wires: outs.map((o) => [o]) },
-        ...outs.map((id) => ({ id, type: 'helper' })),
-        { id: 'c1', type: 'catch', scope: ['dut'], uncaught: false, wires: [['caught']] },
-        { id: 'caught', type: 'helper' },
-        { id: 'c2', type: 'complete', scope: ['dut'], uncaught: false, wires: [['completed']] },
-        { id: 'completed', type: 'helper' },
-      ],
-      credsFor(spec, DEMO_CREDS),
-    );
-    const waiting = new Map();
-    const endings = new Map();
-    const sent = new Map();
-    const end = (rid, how) => {
-      endings.set(rid, (endings.get(rid) ?? 0) + 1);
-      const w = waiting.get(rid);
-      if (w) {
-        waiting.delete(rid);
-        setImmediate(() => w({ ...how, endings: endings.get(rid), sent: sent.get(rid) ?? 0 }));
-      }
-    };
-    n.get('caught').on('input', (m) => end(m.rid, { error: m.error }));
-    n.get('completed').on('input', (m) => end(m.rid, { ok: true }));
-    for (const o of outs) n.get(o).on('input', (m) => sent.set(m.rid, (sent.get(m.rid) ?? 0) + 1));
-    let rid = 0;
-    return (msg) =>
-      new Promise((resolve) => {
-        const id = ++rid;
-        waiting.set(id, resolve);
-        n.get('dut').receive({ ...msg, rid: id });
-      });
+    const n = await load(ledgerFlow(configNode(spec, sim, gatewayNode), { ...spec, props }), credsFor(spec, DEMO_CREDS));
+    return ledgerSender(n, spec.outputs);
   }
 
   /** Checks one bad msg: one BAD_INPUT naming the field, nothing on the wire. */

@@ -10,7 +10,7 @@
 const assert = require('node:assert/strict');
 const fc = require('fast-check');
 const { helper, startSimulator, gatewayNode, load, DEMO_CREDS, useRuntime } = require('../helpers/harness');
-const { LANDED, SPECS, configNode, credsFor } = require('../helpers/faults');
+const { LANDED, SPECS, configNode, credsFor, ledgerFlow, ledgerSender } = require('../helpers/faults');
 const { pathSegment } = require('../../dist/lib/transport/http');
 
 const RUNS = 3000;
@@ -240,39 +240,9 @@ describe('property: bad input ends in BAD_INPUT naming the field, with no reques
 
   /** Loads the node with a Catch and a Complete node; returns send(msg) -> Promise<{error?, sent}>. */
   async function harness(t) {
-    const outs = Array.from({ length: t.outputs }, (_, i) => `out${i}`);
     const spec = t.spec ?? { type: t.type };
-    const n = await load([
-      configNode(spec, sim, gatewayNode),
-      { id: 'dut', type: t.type, [spec.config === 'app' ? 'app' : 'gateway']: 'gw', ...t.props, wires: outs.map((o) => [o]) },
-      ...outs.map((id) => ({ id, type: 'helper' })),
-      { id: 'ledger-catch', type: 'catch', scope: ['dut'], uncaught: false, wires: [['caught']] },
-      { id: 'caught', type: 'helper' },
-      { id: 'ledger-complete', type: 'complete', scope: ['dut'], uncaught: false, wires: [['completed']] },
-      { id: 'completed', type: 'helper' },
-    ], credsFor(spec, DEMO_CREDS));
-    const waiting = new Map();
-    const endings = new Map();
-    const end = (rid, how) => {
-      endings.set(rid, (endings.get(rid) ?? 0) + 1);
-      const w = waiting.get(rid);
-      if (w) {
-        waiting.delete(rid);
-        // Give a second ending (a bug) the chance to show up before the check.
-        setImmediate(() => w({ ...how, endings: endings.get(rid), sent: sent.get(rid) ?? 0 }));
-      }
-    };
-    n.get('caught').on('input', (m) => m.rid !== undefined && end(m.rid, { error: m.error }));
-    n.get('completed').on('input', (m) => end(m.rid, { ok: true }));
-    const sent = new Map();
-    for (const o of outs) n.get(o).on('input', (m) => sent.set(m.rid, (sent.get(m.rid) ?? 0) + 1));
-    let rid = 0;
-    return (msg) =>
-      new Promise((resolve) => {
-        const id = ++rid;
-        waiting.set(id, resolve);
-        n.get('dut').receive({ ...msg, rid: id });
-      });
+    const n = await load(ledgerFlow(configNode(spec, sim, gatewayNode), { ...spec, type: t.type, outputs: t.outputs, props: t.props }), credsFor(spec, DEMO_CREDS));
+    return ledgerSender(n, t.outputs);
   }
 
   for (const t of TABLE) {

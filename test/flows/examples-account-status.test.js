@@ -5,36 +5,20 @@
  * "feed behind" when a feed's behindSeconds passes 120 and to "throttled" when a group had a 429.
  */
 const assert = require('node:assert/strict');
-const path = require('node:path');
-const { simulatorPerTest, helper, until, collect, ALL_NODES } = require('../helpers/harness');
+const { simulatorPerTest, until, collect, loadExample } = require('../helpers/harness');
 
 const CORE = ['common/20-inject.js', 'common/90-comment.js', 'function/10-switch.js'].map((f) => require(`@node-red/nodes/core/${f}`));
-const FILE = path.join(__dirname, '..', '..', 'examples', 'account-status-alerts.json');
+const FILE = 'account-status-alerts.json';
 
 describe('example flow: account status alerts', function () {
   this.timeout(20000);
   let sim;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
 
-  async function loadExample() {
-    const credentials = {};
-    const nodes = require(FILE).map((n) => {
-      const c = JSON.parse(JSON.stringify(n));
-      if (c.type === 'iotgw-gateway') {
-        credentials[c.id] = c.credentials;
-        delete c.credentials;
-        c.baseUrl = sim.url;
-      }
-      if (c.type === 'debug') return { id: c.id, z: c.z, type: 'helper', wires: [] };
-      if (c.type === 'inject') c.once = false;
-      return c;
-    });
-    await helper.load([...ALL_NODES, ...CORE], nodes, credentials);
-    return (id) => helper.getNode(id);
-  }
+  const loadStatusExample = async () => (await loadExample(FILE, CORE, (c) => c.type === 'iotgw-gateway' && (c.baseUrl = sim.url))).get;
 
   it('reads the account: the groups debug gets the figures, no alert on a quiet account', async function () {
-    const get = await loadExample();
+    const get = await loadStatusExample();
     const groups = collect(get('iotgw-ex-acct-groups'));
     const alerts = [...collect(get('iotgw-ex-acct-behind')), ...collect(get('iotgw-ex-acct-throttled'))];
     get('iotgw-ex-acct-now').receive({ payload: Date.now() });
@@ -46,7 +30,7 @@ describe('example flow: account status alerts', function () {
   });
 
   it('the switch alerts on a feed behind by more than 120 s and on a throttled group', async function () {
-    const get = await loadExample();
+    const get = await loadStatusExample();
     const behind = collect(get('iotgw-ex-acct-behind'));
     const throttled = collect(get('iotgw-ex-acct-throttled'));
     const group = (t) => ({ limit: 5, windowSeconds: 60, used: 5, waiting: 2, inFlight: 0, throttled: t });

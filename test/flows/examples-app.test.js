@@ -1,31 +1,20 @@
 'use strict';
 const assert = require('node:assert/strict');
 const path = require('node:path');
-const { simulatorPerTest, helper, until, collect, ALL_NODES } = require('../helpers/harness');
+const { simulatorPerTest, until, collect, loadExample } = require('../helpers/harness');
 
 const CORE = ['common/20-inject.js', 'common/90-comment.js', 'sequence/17-split.js'].map((f) => require(`@node-red/nodes/core/${f}`));
 
-/** Loads an example as Node-RED would import it, against the test's simulator; debug nodes become helpers. */
-async function loadExample(file, sim) {
-  const flow = require(path.join('..', '..', 'examples', file));
-  const credentials = {};
-  const nodes = flow.map((n) => {
-    const c = JSON.parse(JSON.stringify(n));
-    if (c.type === 'iotgw-app') {
-      assert.equal(c.id, 'iotgw-example-app');
-      assert.equal(c.name, 'simulator');
-      assert.equal(c.baseUrl, 'http://127.0.0.1:1881/app');
-      assert.deepEqual(c.credentials, { authToken: 'app-demo-token' });
-      credentials[c.id] = c.credentials;
-      delete c.credentials;
-      c.baseUrl = sim.appUrl;
-    }
-    if (c.type === 'debug') return { id: c.id, z: c.z, type: 'helper', wires: [] };
-    if (c.type === 'inject') c.once = false;
-    return c;
+/** An application API example against the test's simulator (its iotgw-app node checked as shipped). */
+function loadAppExample(file, sim) {
+  return loadExample(file, CORE, (c) => {
+    if (c.type !== 'iotgw-app') return;
+    assert.equal(c.id, 'iotgw-example-app');
+    assert.equal(c.name, 'simulator');
+    assert.equal(c.baseUrl, 'http://127.0.0.1:1881/app');
+    assert.deepEqual(c.credentials, { authToken: 'app-demo-token' });
+    c.baseUrl = sim.appUrl;
   });
-  await helper.load([...ALL_NODES, ...CORE], nodes, credentials);
-  return { flow, get: (id) => helper.getNode(id) };
 }
 
 describe('example flows of the application API nodes', function () {
@@ -44,7 +33,7 @@ describe('example flows of the application API nodes', function () {
   });
 
   it('app-user.json: the current user, a colleague, and FORBIDDEN for another account\'s user', async function () {
-    const n = await loadExample('app-user.json', sim);
+    const n = await loadAppExample('app-user.json', sim);
     const out = collect(n.get('iotgw-ex-app-user-debug'));
     const errors = collect(n.get('iotgw-ex-app-user-error'));
     n.get('iotgw-ex-app-user-inject-me').receive({});
@@ -58,7 +47,7 @@ describe('example flows of the application API nodes', function () {
   });
 
   it('app-tag-list.json: one page from msg.page/msg.perPage, and every page merged by the join node', async function () {
-    const n = await loadExample('app-tag-list.json', sim);
+    const n = await loadAppExample('app-tag-list.json', sim);
     const page = collect(n.get('iotgw-ex-app-tags-page-debug'));
     const each = collect(n.get('iotgw-ex-app-tags-each'));
     const all = collect(n.get('iotgw-ex-app-tags-all-debug'));
@@ -73,7 +62,7 @@ describe('example flows of the application API nodes', function () {
   });
 
   it('app-tag-config.json: by tag ID, by serial number through msg.query, NOT_FOUND for an unknown tag', async function () {
-    const n = await loadExample('app-tag-config.json', sim);
+    const n = await loadAppExample('app-tag-config.json', sim);
     const out = collect(n.get('iotgw-ex-app-tagcfg-debug'));
     const errors = collect(n.get('iotgw-ex-app-tagcfg-error'));
     n.get('iotgw-ex-app-tagcfg-inject-id').receive({});

@@ -109,6 +109,26 @@ async function openEditor(browser, url, { width = 1400, height = 900 } = {}) {
   return page;
 }
 
+/**
+ * Mocha hooks for a describe block: before its first test the demo's Node-RED
+ * (startNodeRed, `deployExamples`), headless Chromium and the editor in a `width` x `height`
+ * page; after its last, both stopped. `set({ nr, browser, page })` receives them.
+ */
+function useEditor({ deployExamples = false, width = 1400, height = 900 } = {}, set) {
+  let nr;
+  let browser;
+  before(async function () {
+    if (!chromiumPath()) throw new Error('no Chromium: install it (apt-get install -y chromium) or set IOTGW_CHROMIUM');
+    nr = await startNodeRed({ deployExamples });
+    browser = await launchBrowser();
+    set({ nr, browser, page: await openEditor(browser, nr.url, { width, height }) });
+  });
+  after(async function () {
+    if (browser) await browser.close();
+    if (nr) await nr.stop();
+  });
+}
+
 /** Example files of the package: [{file, nodes}] (read from examples/). */
 function exampleFiles() {
   const dir = path.join(ROOT, 'examples');
@@ -125,4 +145,4 @@ function nodeTypes() {
   return Object.keys(require(path.join(ROOT, 'package.json'))['node-red'].nodes);
 }
 
-module.exports = { ROOT, chromiumPath, startNodeRed, launchBrowser, openEditor, exampleFiles, nodeTypes };
+module.exports = { ROOT, chromiumPath, startNodeRed, launchBrowser, openEditor, useEditor, exampleFiles, nodeTypes };

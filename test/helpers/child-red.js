@@ -10,24 +10,13 @@
  */
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { DEMO_CREDS, gatewayNode } = require('./flows');
+const { freePort, directEnv } = require('./net');
 
 const ROOT = path.resolve(__dirname, '../..');
 const RED_JS = require.resolve('node-red/red.js');
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * A fresh user directory with the package linked in and a settings file. `defaultContext`:
@@ -85,7 +74,7 @@ class ChildRed {
     const t0 = process.hrtime.bigint();
     this.proc = spawn(process.execPath, [...this.nodeArgs, RED_JS, '--settings', path.join(this.userDir, 'settings.js'), '--userDir', this.userDir, '--port', String(this.port)], {
       cwd: this.userDir,
-      env: { ...process.env, NODE_RED_ENABLE_PROJECTS: 'false', http_proxy: '', https_proxy: '', HTTP_PROXY: '', HTTPS_PROXY: '', NO_PROXY: '127.0.0.1,localhost' },
+      env: { ...directEnv(), NODE_RED_ENABLE_PROJECTS: 'false' },
       stdio: ['ignore', 'pipe', 'pipe', ...(this.ipcChannel ? ['ipc'] : [])],
     });
     const keep = (d) => {
@@ -173,23 +162,26 @@ function appendNode(id, expr) {
 }
 
 /**
- * Several child Node-REDs that write to one records file, each started with its own
- * IOTGW_TAG (a flow reads it as `env.get('IOTGW_TAG')`) and Node-RED's default context.
- * `close()` SIGKILLs those still running and removes every directory.
+ * Child Node-REDs (one or several) that write to one records file in a fresh directory,
+ * each with a user directory of its own (`defaultContext` as makeUserDir; default true:
+ * Node-RED's default context) and, when `start(tag)` names one, its own IOTGW_TAG (a flow
+ * reads it as `env.get('IOTGW_TAG')`). `close()` SIGKILLs those still running and removes
+ * every directory.
  */
 class RedFleet {
-  constructor(prefix = 'iotgw-fleet-') {
+  constructor(prefix = 'iotgw-fleet-', { defaultContext = true } = {}) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
     this.dirs = [dir];
     this.reds = [];
     this.recordsFile = path.join(dir, 'records.txt');
+    this.defaultContext = defaultContext;
   }
 
   async start(tag) {
-    const userDir = makeUserDir({ recordsFile: this.recordsFile, defaultContext: true });
+    const userDir = makeUserDir({ recordsFile: this.recordsFile, defaultContext: this.defaultContext });
     this.dirs.push(userDir);
     const before = process.env.IOTGW_TAG;
-    process.env.IOTGW_TAG = tag;
+    if (tag !== undefined) process.env.IOTGW_TAG = tag;
     try {
       const red = await new ChildRed(userDir).start();
       red.tag = tag;
@@ -208,4 +200,52 @@ class RedFleet {
   }
 }
 
-module.exports = { ChildRed, makeUserDir, freePort, waitFor, recordLines, childGateway, statusPoller, appendNode, RedFleet };
+/**
+ * The end of a drain: waits (up to `ms`) until `done()` says every record is in, then one
+ * more poll interval and a bit (`settleMs`: nothing else may arrive), and returns `read()`
+ * as it is then.
+ */
+async function drained(done, read, { ms = 60000, what = 'the drain', settleMs = 2500 } = {}) {
+  await waitFor(done, ms, what);
+  await new Promise((r) => setTimeout(r, settleMs));
+  return read();
+}
+
+/** How many of the simulator's status backlog of `count` records (seedBacklog: IDs from 10,000,000,000) are not among `ids` (a Set or Map of IDs). */
+function backlogMissing(ids, count) {
+  let missing = 0;
+  for (let i = 0n; i < BigInt(count); i++) if (!ids.has(String(10_000_000_000n + i))) missing++;
+  return missing;
+}
+
+/**
+ * Mocha hooks for a fleet test: before each test a simulator on a shared budget (2 calls a
+ * second, 3 in flight) given to `seed(sim)`, and a RedFleet (`prefix`); both closed after
+ * it. Returns the context, whose `sim` and `fleet` are set for each test.
+ */
+function fleetPerTest(prefix, seed) {
+  const { startSimulator } = require('../../dist/simulator');
+  const ctx = {};
+  beforeEach(async function () {
+    ctx.sim = await startSimulator({ terminal: { rateLimitCalls: 2, rateLimitWindowMs: 1000, maxConcurrent: 3 } });
+    seed(ctx.sim);
+    ctx.fleet = new RedFleet(prefix);
+  });
+  afterEach(async function () {
+    await ctx.fleet.close();
+    await ctx.sim.close();
+  });
+  return ctx;
+}
+
+/** A fleet's flow: tab1, the iotgw-redis node r (`redis`: its properties), the account gw1 on the shared budget through r, then `nodes`. */
+function fleetFlows(sim, redis, nodes) {
+  return [
+    { id: 'tab1', type: 'tab', label: 'fleet' },
+    { id: 'r', type: 'iotgw-redis', ...redis },
+    childGateway(sim, { rateLimitCalls: 2, rateLimitWindowSeconds: 1, redis: 'r' }),
+    ...nodes,
+  ];
+}
+
+module.exports = { ChildRed, makeUserDir, freePort, waitFor, drained, backlogMissing, recordLines, childGateway, statusPoller, appendNode, RedFleet, fleetPerTest, fleetFlows };

@@ -234,6 +234,36 @@ class Ledger {
   }
 }
 
+/**
+ * Sends msgs one at a time into a loaded ledger flow (ledgerFlow) and accounts for each:
+ * returns send(msg) -> Promise<{error} | {ok: true}, with `endings` (how many times the msg
+ * ended) and `sent` (how many msgs the node sent for it)>, settled a turn after its first
+ * ending so that a second one (a bug) shows up in `endings`.
+ */
+function ledgerSender(n, outputs) {
+  const waiting = new Map();
+  const endings = new Map();
+  const sent = new Map();
+  const end = (rid, how) => {
+    endings.set(rid, (endings.get(rid) ?? 0) + 1);
+    const w = waiting.get(rid);
+    if (w) {
+      waiting.delete(rid);
+      setImmediate(() => w({ ...how, endings: endings.get(rid), sent: sent.get(rid) ?? 0 }));
+    }
+  };
+  n.get('caught').on('input', (m) => m.rid !== undefined && end(m.rid, { error: m.error }));
+  n.get('completed').on('input', (m) => end(m.rid, { ok: true }));
+  for (let i = 0; i < outputs; i++) n.get(`out${i}`).on('input', (m) => sent.set(m.rid, (sent.get(m.rid) ?? 0) + 1));
+  let rid = 0;
+  return (msg) =>
+    new Promise((resolve) => {
+      const id = ++rid;
+      waiting.set(id, resolve);
+      n.get('dut').receive({ ...msg, rid: id });
+    });
+}
+
 /** Sentinel credentials: recognisable, so that any leak is found by a plain search. */
 const SENTINELS = {
   token: 'SENTINEL-TOKEN-7f3a9c1e5b2d4086',
@@ -244,4 +274,4 @@ const SENTINELS = {
   authToken: 'SENTINEL-APP-TOKEN-3e7b1d9f5a2c',
 };
 
-module.exports = { SPECS, landedSpecs, configNode, credsFor, outcomeFor, expectedOutcome, ledgerFlow, Ledger, SENTINELS, LANDED };
+module.exports = { SPECS, landedSpecs, configNode, credsFor, outcomeFor, expectedOutcome, ledgerFlow, Ledger, ledgerSender, SENTINELS, LANDED };

@@ -24,4 +24,34 @@ function gatewayNode(sim, props = {}) {
   };
 }
 
-module.exports = { DEMO_CREDS, gatewayNode };
+/** A terminal-mode node (id mode) with the form's defaults; `props` override. */
+function modeNode(props = {}) {
+  return { id: 'mode', type: 'iotgw-terminal-mode', gateway: 'gw', mode: 0, wakeupInterval: 0, family: 'any', ...props };
+}
+
+/** A send-message node (id send) with the form's defaults; `props` override. */
+function sendMessageNode(props = {}) {
+  return { id: 'send', type: 'iotgw-send-message', gateway: 'gw', transportType: '', messageLifetime: '', messageClass: '', maxRawBytes: 1023, ...props };
+}
+
+/** A message poller (id poller, account gw) emitting one msg per message into `out`; `props` override. */
+function messagePollerNode(props = {}) {
+  return {
+    id: 'poller',
+    type: 'iotgw-message-poller',
+    gateway: 'gw',
+    intervalSeconds: 3600,
+    startFrom: '-1h',
+    output: 'record',
+    contextStore: '',
+    autoStart: true,
+    fullAt: 500,
+    sinFilter: '',
+    mobileFilter: '',
+    includeRaw: true,
+    wires: [['out']],
+    ...props,
+  };
+}
+
+module.exports = { DEMO_CREDS, gatewayNode, modeNode, sendMessageNode, messagePollerNode };

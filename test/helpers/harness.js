@@ -4,6 +4,7 @@
  * (node-red-node-test-helper) loading our compiled nodes. Tests build flows from the
  * fixtures here instead of repeating the wiring.
  */
+const path = require('node:path');
 const helper = require('node-red-node-test-helper');
 const { startSimulator } = require('../../dist/simulator');
 
@@ -15,7 +16,7 @@ const OUR_NODES = Object.values(require('../../package.json')['node-red'].nodes)
 const CORE_NODES = ['25-catch.js', '25-status.js', '24-complete.js'].map((f) => require(`@node-red/nodes/core/common/${f}`));
 const ALL_NODES = [...OUR_NODES, ...CORE_NODES];
 
-const { DEMO_CREDS, gatewayNode } = require('./flows');
+const { DEMO_CREDS, gatewayNode, modeNode, sendMessageNode, messagePollerNode } = require('./flows');
 
 /** Loads a flow into the real runtime; returns {get(id)}. */
 const CONFIG_TYPES = new Set(['iotgw-gateway', 'iotgw-app', 'iotgw-definitions', 'tls-config']);
@@ -28,6 +29,30 @@ function load(flow, credentials = { gw: DEMO_CREDS }) {
       .load(ALL_NODES, nodes, credentials, () => resolve({ get: (id) => helper.getNode(id) }))
       .catch(reject);
   });
+}
+
+/**
+ * Loads examples/<file> as Node-RED would import it, with the core nodes `core` as well:
+ * `configure(c)` sees each node first (to point a config node at the test's simulator, or to
+ * check it); inline credentials then go to the runtime's credentials; debug nodes become
+ * helper nodes and inject nodes do not fire at deploy. Returns {flow, get(id)}.
+ */
+async function loadExample(file, core, configure = () => {}) {
+  const flow = require(path.join(__dirname, '..', '..', 'examples', file));
+  const credentials = {};
+  const nodes = flow.map((n) => {
+    const c = JSON.parse(JSON.stringify(n));
+    configure(c);
+    if (c.credentials) {
+      credentials[c.id] = c.credentials;
+      delete c.credentials;
+    }
+    if (c.type === 'debug') return { id: c.id, z: c.z, type: 'helper', wires: [] };
+    if (c.type === 'inject') c.once = false;
+    return c;
+  });
+  await helper.load([...ALL_NODES, ...core], nodes, credentials);
+  return { flow, get: (id) => helper.getNode(id) };
 }
 
 /** Waits until `pred()` is true (polls every 10 ms), or fails after `ms`. */
@@ -51,6 +76,21 @@ function catchAll(id = 'catcher', wire = 'caught') {
   return [
     { id, type: 'catch', scope: null, uncaught: false, wires: [[wire]] },
     { id: wire, type: 'helper' },
+  ];
+}
+
+/**
+ * The usual flow around one node under test: the gateway config node gw (`gw` overrides),
+ * the node wired to one helper node per name in `outs` (a falsy name: an output wired
+ * nowhere; the node's own `wires` win), those helpers, a catch-all and the `extra` nodes.
+ */
+function nodeFlow(sim, node, { gw = {}, outs = ['out'], extra = [] } = {}) {
+  return [
+    gatewayNode(sim, gw),
+    { gateway: 'gw', wires: outs.map((o) => (o ? [o] : [])), ...node },
+    ...outs.filter(Boolean).map((id) => ({ id, type: 'helper' })),
+    ...catchAll(),
+    ...extra,
   ];
 }
 
@@ -132,4 +172,15 @@ function recordStatuses(node) {
   return statuses;
 }
 
-module.exports = { recordStatuses, simulatorPerTest, useRuntime, helper, startSimulator, gatewayNode, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };
+/** Records every warning a node logs (it still logs it); returns the list of texts. */
+function recordWarnings(node) {
+  const warns = [];
+  const orig = node.warn.bind(node);
+  node.warn = (m) => {
+    warns.push(String(m));
+    orig(m);
+  };
+  return warns;
+}
+
+module.exports = { loadExample, recordWarnings, recordStatuses, simulatorPerTest, useRuntime, helper, startSimulator, gatewayNode, modeNode, sendMessageNode, messagePollerNode, nodeFlow, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };

@@ -12,6 +12,7 @@ const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
+const { freePort } = require('./net');
 
 const CANDIDATES = [process.env.REDIS_SERVER, '/usr/bin/redis-server', '/usr/local/bin/redis-server', '/usr/sbin/redis-server'].filter(Boolean);
 
@@ -28,17 +29,6 @@ function findRedisServer() {
   const r = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
   const found = r.status === 0 ? r.stdout.trim() : '';
   return found || undefined;
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 function canConnect(port) {
@@ -333,4 +323,26 @@ function describeRedis(title, fn) {
   });
 }
 
-module.exports = { RedisServer, SentinelSet, ClusterSet, describeRedis, findRedisServer, freePort, cli };
+/**
+ * A flow of several gateway accounts (gw<id> for each of `ids`, on the simulator's demo
+ * account: 3 calls in 1.5 s, 3 in flight, one item a call) that name the same iotgw-redis node
+ * r (`redisUrl`, `keyPrefix`) when `redis` is true, each with a terminal-mode node mode<id>
+ * into the shared helpers ok and bad, and a catch-all (catcher -> caught).
+ */
+function accountsFlow(sim, { ids, redis, redisUrl, keyPrefix, timeoutSeconds }) {
+  const nodes = [
+    { id: 'flow', type: 'tab', label: 'test' },
+    { id: 'r', type: 'iotgw-redis', url: redisUrl, keyPrefix },
+    { id: 'ok', z: 'flow', type: 'helper' },
+    { id: 'bad', z: 'flow', type: 'helper' },
+    { id: 'catcher', z: 'flow', type: 'catch', scope: null, uncaught: false, wires: [['caught']] },
+    { id: 'caught', z: 'flow', type: 'helper' },
+  ];
+  for (const x of ids) {
+    nodes.push({ id: `gw${x}`, type: 'iotgw-gateway', baseUrl: sim.url, apiVersion: '1.0', rateLimitCalls: 3, rateLimitWindowSeconds: 1.5, maxConcurrent: 3, maxBatchSize: 1, timeoutSeconds, redis: redis ? 'r' : '' });
+    nodes.push({ id: `mode${x}`, z: 'flow', type: 'iotgw-terminal-mode', gateway: `gw${x}`, mode: 0, wakeupInterval: 0, family: 'any', wires: [['ok'], ['bad']] });
+  }
+  return nodes;
+}
+
+module.exports = { accountsFlow, RedisServer, SentinelSet, ClusterSet, describeRedis, findRedisServer, freePort, cli };

@@ -6,7 +6,7 @@
  * 401, prices as numeric strings, and device paging whose end is an empty page.
  */
 const assert = require('node:assert/strict');
-const { simulatorPerTest, gatewayNode, load, until, collect, catchAll, DEMO_CREDS } = require('../helpers/harness');
+const { simulatorPerTest, gatewayNode, load, until, collect, catchAll, DEMO_CREDS, nodeFlow } = require('../helpers/harness');
 
 const OAUTH_CREDS = { clientId: 'demo', clientSecret: 'demo-secret', brokerClientId: 'sim-client', brokerClientSecret: 'sim-client-secret' };
 
@@ -15,14 +15,7 @@ describe('real-service edges of the broker and the application API (issue 13)', 
   let sim;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
 
-  function brokerFlow(gwProps = {}, nodeProps = {}) {
-    return [
-      gatewayNode(sim, gwProps),
-      { id: 'contract', type: 'iotgw-lorawan-contract', gateway: 'gw', operation: 'list', wires: [['out']], ...nodeProps },
-      { id: 'out', type: 'helper' },
-      ...catchAll(),
-    ];
-  }
+  const brokerFlow = (gw = {}, nodeProps = {}) => nodeFlow(sim, { id: 'contract', type: 'iotgw-lorawan-contract', operation: 'list', ...nodeProps }, { gw });
 
   it('brokerBaseUrl: the LoRaWAN/SMS endpoints on their own base ending in /v1 (point 3)', async function () {
     sim.areas.broker.configure({ basePath: '/v1' });

@@ -1,29 +1,18 @@
 'use strict';
 /** The two codec examples, imported as a user would, against the simulator: decoded fields come out, a command is delivered. */
 const assert = require('node:assert/strict');
-const path = require('node:path');
-const { simulatorPerTest, helper, until, collect, ALL_NODES, DEMO_CREDS } = require('../helpers/harness');
+const { simulatorPerTest, until, collect, DEMO_CREDS, loadExample } = require('../helpers/harness');
 const { demoText } = require('../helpers/codec');
 
 const CORE = ['common/20-inject.js', 'common/90-comment.js'].map((f) => require(`@node-red/nodes/core/${f}`));
 
-async function loadExample(file, sim) {
-  const flow = require(path.join('..', '..', 'examples', file));
-  const credentials = {};
-  const nodes = flow.map((n) => {
-    const c = JSON.parse(JSON.stringify(n));
-    if (c.type === 'iotgw-gateway') {
-      credentials[c.id] = DEMO_CREDS;
-      delete c.credentials;
-      c.baseUrl = sim.url;
-    }
+/** A codec example against the test's simulator (the demo account's credentials; its definitions checked as shipped). */
+async function loadCodecExample(file, sim) {
+  const { get } = await loadExample(file, CORE, (c) => {
+    if (c.type === 'iotgw-gateway') Object.assign(c, { credentials: DEMO_CREDS, baseUrl: sim.url });
     if (c.type === 'iotgw-definitions') assert.equal(c.xml, demoText(), 'the example pastes examples/definitions/demo.idpmsg');
-    if (c.type === 'debug') return { id: c.id, z: c.z, type: 'helper', wires: [] };
-    if (c.type === 'inject') c.once = false;
-    return c;
   });
-  await helper.load([...ALL_NODES, ...CORE], nodes, credentials);
-  return (id) => helper.getNode(id);
+  return get;
 }
 
 describe('codec examples', function () {
@@ -33,7 +22,7 @@ describe('codec examples', function () {
   it('decode-terminal-messages: the poller and the codec give SatelliteTelemetry fields', async function () {
     const now = Math.floor(Date.now() / 1000);
     sim.terminal.mobile.seed({ count: 4, perSecond: 4, startSec: now - 30, kind: 'telemetry' });
-    const get = await loadExample('decode-terminal-messages.json', sim);
+    const get = await loadCodecExample('decode-terminal-messages.json', sim);
     const polled = collect(get('dec-debug-poller'));
     const fields = collect(get('dec-debug-codec'));
     get('dec-inject').receive({});
@@ -43,7 +32,7 @@ describe('codec examples', function () {
   });
 
   it('send-command-from-fields: SetReporting is sent as its bytes and tracked to delivery; the bad one is refused', async function () {
-    const get = await loadExample('send-command-from-fields.json', sim);
+    const get = await loadCodecExample('send-command-from-fields.json', sim);
     const delivered = collect(get('cmd-debug-delivered'));
     const refused = collect(get('cmd-debug-error'));
     const bytes = collect(get('cmd-debug-bytes'));

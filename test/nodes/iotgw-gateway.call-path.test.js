@@ -7,7 +7,7 @@
  * pending count, not a set of promises).
  */
 const assert = require('node:assert/strict');
-const { recordStatuses, simulatorPerTest, helper, gatewayNode, load, until, collect, catchAll } = require('../helpers/harness');
+const { recordStatuses, simulatorPerTest, helper, gatewayNode, load, until, collect, catchAll, modeNode, nodeFlow } = require('../helpers/harness');
 
 describe('call path: one call per msg, several in flight', function () {
   let sim;
@@ -15,13 +15,7 @@ describe('call path: one call per msg, several in flight', function () {
 
   it('ends every msg once, throttles the status and leaves it idle', async function () {
     this.timeout(30000);
-    const n = await load([
-      gatewayNode(sim, { rateLimitCalls: 0, maxConcurrent: 3, maxBatchSize: 1 }),
-      { id: 'mode', type: 'iotgw-terminal-mode', gateway: 'gw', mode: 0, wakeupInterval: 0, family: 'any', wires: [['ok'], ['no']] },
-      { id: 'ok', type: 'helper' },
-      { id: 'no', type: 'helper' },
-      ...catchAll(),
-    ]);
+    const n = await load(nodeFlow(sim, modeNode(), { gw: { rateLimitCalls: 0, maxConcurrent: 3, maxBatchSize: 1 }, outs: ['ok', 'no'] }));
     const mode = n.get('mode');
     const statuses = recordStatuses(mode);
     const ok = collect(n.get('ok'));

@@ -6,7 +6,7 @@
  * ID and ErrorID, and the 65 s default timeout.
  */
 const assert = require('node:assert/strict');
-const { simulatorPerTest, gatewayNode, load, until, collect, catchAll, DEMO_CREDS } = require('../helpers/harness');
+const { simulatorPerTest, gatewayNode, load, until, collect, catchAll, DEMO_CREDS, modeNode, nodeFlow } = require('../helpers/harness');
 const { migrateGatewayConfig, gatewaySettings } = require('../../dist/nodes/iotgw-gateway');
 const { resolveGatewayBase } = require('../../dist/lib/transport/endpoints');
 
@@ -18,15 +18,7 @@ describe('real-service edges of the terminal gateway (issue 13)', function () {
   let sim;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
 
-  function flow(gwProps = {}, nodeProps = {}) {
-    return [
-      gatewayNode(sim, gwProps),
-      { id: 'mode', type: 'iotgw-terminal-mode', gateway: 'gw', mode: 0, wakeupInterval: 0, family: 'any', lingerMs: 0, wires: [['ok'], ['bad']], ...nodeProps },
-      { id: 'ok', type: 'helper' },
-      { id: 'bad', type: 'helper' },
-      ...catchAll(),
-    ];
-  }
+  const flow = (gw = {}, nodeProps = {}) => nodeFlow(sim, modeNode({ lingerMs: 0, ...nodeProps }), { gw, outs: ['ok', 'bad'] });
 
   describe('throttling as HTTP 200 + ErrorID (point 1)', function () {
     it('waits out the window after two 200 + 24579 replies, then sends the same items once', async function () {

@@ -13,6 +13,7 @@
 const assert = require('node:assert/strict');
 const net = require('node:net');
 const { simulatorPerTest, gatewayNode, load, until, collect, catchAll, recordStatuses, DEMO_CREDS } = require('../helpers/harness');
+const { freePort } = require('../helpers/net');
 const { checkBaseUrl } = require('../../dist/lib/transport/http');
 const { localhostTypo, networkCause, BasePathWatch } = require('../../dist/lib/transport/network-cause');
 const { GatewayError } = require('../../dist/lib/common/errors');
@@ -27,15 +28,6 @@ function said(text, key, english) {
   assert.equal(text, key.split('.').pop());
   const [group, name] = key.split('.');
   assert.equal(CATALOGUE[group][name], english, key);
-}
-
-/** A loopback port nothing listens at (it was free a moment ago). */
-async function deadPort() {
-  const s = net.createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 /** A loopback TCP server that does `onSocket` with every connection. */
@@ -82,7 +74,7 @@ describe('iotgw-gateway: first contact (issue 26)', function () {
   }
 
   it('no simulator at a loopback address: says nothing listens there and how to start it', async function () {
-    const port = await deadPort();
+    const port = await freePort();
     const r = await failedCall({ baseUrl: `http://127.0.0.1:${port}` });
     assert.equal(r.code, 'NETWORK');
     assert.ok(r.message.includes(`nothing listens at 127.0.0.1:${port}: is the simulator running? (\`npx iotgw-simulator --port ${port}\`)`), r.message);
@@ -90,7 +82,7 @@ describe('iotgw-gateway: first contact (issue 26)', function () {
   });
 
   it('the same with client credentials: the token call says it', async function () {
-    const port = await deadPort();
+    const port = await freePort();
     const r = await failedCall({ baseUrl: `http://localhost:${port}/` }, DEMO_CREDS);
     assert.match(r.message, new RegExp(`nothing listens at localhost:${port}: is the simulator running\\?`));
     assert.ok(!r.message.includes(DEMO_CREDS.clientSecret));

@@ -9,40 +9,15 @@ const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const http = require('node:http');
 const https = require('node:https');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { simulatorPerTest, helper, gatewayNode, until, collect, catchAll, ALL_NODES } = require('../helpers/harness');
+const { freePort, connectProxy, setProxyEnv } = require('../helpers/net');
 const { proxyFor, proxyHost } = require('../../dist/lib/transport/proxy');
 const { networkText } = require('../../dist/lib/transport/http');
 
 const ITEM = { DestinationID: '01000001SKYA001', Mode: 0 };
-const PROXY_VARS = ['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY'];
 const HOST = 'gateway.iotgw.test';
-
-/** A port on loopback that nobody listens on (a dead proxy). */
-async function deadPort() {
-  const s = net.createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-function setEnv(vars) {
-  const saved = {};
-  for (const k of PROXY_VARS) {
-    saved[k] = process.env[k];
-    delete process.env[k];
-  }
-  Object.assign(process.env, vars);
-  return () => {
-    for (const k of PROXY_VARS) {
-      if (saved[k] === undefined) delete process.env[k];
-      else process.env[k] = saved[k];
-    }
-  };
-}
 
 const loadFlow = (nodes, creds) =>
   new Promise((resolve, reject) =>
@@ -73,8 +48,8 @@ describe('proxies: loopback direct, other hosts through http(s)_proxy', function
   ];
 
   it('a dead proxy in the environment (no no_proxy) does not touch loopback requests', async function () {
-    const port = await deadPort();
-    restore = setEnv({ http_proxy: `http://user:pw@127.0.0.1:${port}`, HTTP_PROXY: `http://127.0.0.1:${port}`, https_proxy: `http://127.0.0.1:${port}`, HTTPS_PROXY: `http://127.0.0.1:${port}` });
+    const port = await freePort();
+    restore = setProxyEnv({ http_proxy: `http://user:pw@127.0.0.1:${port}`, HTTP_PROXY: `http://127.0.0.1:${port}`, https_proxy: `http://127.0.0.1:${port}`, HTTPS_PROXY: `http://127.0.0.1:${port}` });
     const n = await loadFlow(flow());
     const ok = collect(n.get('ok'));
     const caught = collect(n.get('caught'));
@@ -89,7 +64,6 @@ describe('proxies: loopback direct, other hosts through http(s)_proxy', function
     let cert;
     let front;
     let proxy;
-    let connects;
     before(function () {
       cert = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-proxy-'));
       execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', `/CN=${HOST}`,
@@ -110,50 +84,31 @@ describe('proxies: loopback direct, other hosts through http(s)_proxy', function
       await new Promise((r) => front.listen(0, '127.0.0.1', r));
       // ... and a CONNECT proxy that knows HOST as that front (HOST is not in DNS: only
       // the proxy can reach it, so a success proves the request went through the proxy).
-      connects = [];
-      proxy = http.createServer((req, res) => res.writeHead(405).end());
-      proxy.on('connect', (req, socket, head) => {
-        connects.push({ target: req.url, auth: req.headers['proxy-authorization'] });
-        const [host, port] = req.url.split(':');
-        if (host !== HOST) {
-          socket.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
-          return;
-        }
-        const up = net.connect(Number(port), '127.0.0.1', () => {
-          socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-          up.write(head);
-          up.pipe(socket);
-          socket.pipe(up);
-        });
-        up.on('error', () => socket.destroy());
-        socket.on('error', () => up.destroy());
-      });
-      await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
+      proxy = await connectProxy((host, port) => (host === HOST ? ['127.0.0.1', port] : null));
     });
     afterEach(function () {
       front.closeAllConnections();
       front.close();
-      proxy.closeAllConnections();
       proxy.close();
     });
     const tlsNode = { id: 'tls', type: 'tls-config', name: '', cert: '', key: '', ca: '', certname: '', keyname: '', caname: '', servername: '', verifyservercert: true };
 
     it('a live CONNECT proxy from HTTPS_PROXY carries the requests, with its credentials', async function () {
-      restore = setEnv({ HTTPS_PROXY: `http://proxyuser:proxypass@127.0.0.1:${proxy.address().port}` });
+      restore = setProxyEnv({ HTTPS_PROXY: `http://proxyuser:proxypass@127.0.0.1:${proxy.port}` });
       const n = await loadFlow([...flow({ baseUrl: `https://${HOST}:${front.address().port}`, tls: 'tls' }), { ...tlsNode, ca: path.join(cert, 'cert.pem') }]);
       const ok = collect(n.get('ok'));
       const caught = collect(n.get('caught'));
       n.get('mode').receive({ payload: ITEM });
       await until(() => ok.length + caught.length === 1, 10000);
       assert.deepEqual(caught.map((c) => c.error.message), []);
-      assert.ok(connects.length >= 1);
-      assert.equal(connects[0].target, `${HOST}:${front.address().port}`);
-      assert.equal(connects[0].auth, `Basic ${Buffer.from('proxyuser:proxypass').toString('base64')}`);
+      assert.ok(proxy.connects.length >= 1);
+      assert.equal(proxy.connects[0].target, `${HOST}:${front.address().port}`);
+      assert.equal(proxy.connects[0].auth, `Basic ${Buffer.from('proxyuser:proxypass').toString('base64')}`);
     });
 
     it('an error through a dead proxy says so and names the proxy, without its credentials', async function () {
-      const port = await deadPort();
-      restore = setEnv({ https_proxy: `http://proxyuser:proxypass@127.0.0.1:${port}` });
+      const port = await freePort();
+      restore = setProxyEnv({ https_proxy: `http://proxyuser:proxypass@127.0.0.1:${port}` });
       const n = await loadFlow(flow({ baseUrl: `https://${HOST}:${front.address().port}` }));
       const caught = collect(n.get('caught'));
       n.get('mode').receive({ payload: ITEM });
@@ -162,18 +117,18 @@ describe('proxies: loopback direct, other hosts through http(s)_proxy', function
       assert.equal(err.code, 'NETWORK');
       assert.match(err.message, new RegExp(`through the proxy 127\\.0\\.0\\.1:${port} \\(from https_proxy`));
       assert.doesNotMatch(err.message, /proxyuser|proxypass/);
-      assert.equal(connects.length, 0);
+      assert.equal(proxy.connects.length, 0);
     });
 
     it('no_proxy naming the host sends it direct (the proxy is not asked)', async function () {
-      restore = setEnv({ https_proxy: `http://127.0.0.1:${proxy.address().port}`, NO_PROXY: `.iotgw.test` });
+      restore = setProxyEnv({ https_proxy: `http://127.0.0.1:${proxy.port}`, NO_PROXY: `.iotgw.test` });
       const n = await loadFlow(flow({ baseUrl: `https://${HOST}:${front.address().port}`, timeoutSeconds: 5 }));
       const caught = collect(n.get('caught'));
       n.get('mode').receive({ payload: ITEM });
       await until(() => caught.length === 1, 30000);
       assert.equal(caught[0].error.code, 'NETWORK');
       assert.doesNotMatch(caught[0].error.message, /through the proxy/);
-      assert.equal(connects.length, 0);
+      assert.equal(proxy.connects.length, 0);
     });
   });
 
@@ -188,7 +143,7 @@ describe('proxies: loopback direct, other hosts through http(s)_proxy', function
   });
 
   it('a refused connection names the code once, in words', async function () {
-    const port = await deadPort();
+    const port = await freePort();
     const n = await loadFlow(flow({ baseUrl: `http://127.0.0.1:${port}` }));
     const caught = collect(n.get('caught'));
     n.get('mode').receive({ payload: ITEM });

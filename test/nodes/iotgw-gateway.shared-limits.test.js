@@ -1,19 +1,12 @@
 'use strict';
 const assert = require('node:assert/strict');
-const { helper, startSimulator, gatewayNode, load, until, collect, catchAll } = require('../helpers/harness');
+const { gatewayNode, load, until, collect, catchAll, simulatorPerTest } = require('../helpers/harness');
 
 describe('broker, SMS and terminal nodes of one account share its concurrency cap', function () {
   let sim;
-  beforeEach(async function () {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
-    await new Promise((r) => helper.startServer(r));
-  });
-  afterEach(async function () {
-    sim.areas.broker.release();
-    await helper.unload();
-    await new Promise((r) => helper.stopServer(r));
-    await sim.close();
-  });
+  // Before the harness's own afterEach: a held broker reply must not outlive its test.
+  afterEach(() => sim?.areas.broker.release());
+  simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
 
   function flow(maxConcurrent) {
     return [

@@ -8,16 +8,8 @@
  * (`__PWRD__`), and no credential ever in the answer.
  */
 const assert = require('node:assert/strict');
-const net = require('node:net');
 const { simulatorPerTest, gatewayNode, load, helper, DEMO_CREDS } = require('../helpers/harness');
-
-async function deadPort() {
-  const s = net.createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
+const { freePort } = require('../helpers/net');
 
 describe('iotgw-gateway: test connection (issue 26)', function () {
   this.timeout(20000);
@@ -49,7 +41,7 @@ describe('iotgw-gateway: test connection (issue 26)', function () {
 
   it('a dead port: says nothing listens there and how to start the simulator', async function () {
     await load([gatewayNode(sim)]);
-    const port = await deadPort();
+    const port = await freePort();
     const r = await test({ baseUrl: `http://127.0.0.1:${port}`, apiVersion: '1.0', credentials: { clientId: 'demo', clientSecret: 'demo-secret' } });
     assert.equal(r.ok, false);
     assert.equal(r.code, 'NETWORK');

@@ -1,8 +1,7 @@
 'use strict';
 const assert = require('node:assert/strict');
-const http = require('node:http');
-const net = require('node:net');
-const { simulatorPerTest, helper, gatewayNode, load, until, collect, catchAll } = require('../helpers/harness');
+const { simulatorPerTest, helper, gatewayNode, load, until, collect, modeNode, nodeFlow } = require('../helpers/harness');
+const { connectProxy, setProxyEnv } = require('../helpers/net');
 
 const ITEM = { DestinationID: '01000001SKYA001', Mode: 1, WakeupInterval: 2 };
 
@@ -10,13 +9,7 @@ describe('iotgw-gateway: auth, limits, retries and faults', function () {
   let sim;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
 
-  const modeFlow = (gwProps = {}) => [
-    gatewayNode(sim, gwProps),
-    { id: 'mode', type: 'iotgw-terminal-mode', gateway: 'gw', mode: 0, wakeupInterval: 0, family: 'any', lingerMs: 0, wires: [['ok'], ['bad']] },
-    { id: 'ok', type: 'helper' },
-    { id: 'bad', type: 'helper' },
-    ...catchAll(),
-  ];
+  const modeFlow = (gw = {}) => nodeFlow(sim, modeNode({ lingerMs: 0 }), { gw, outs: ['ok', 'bad'] });
 
   it('fetches a token once with client credentials and reuses it', async function () {
     const n = await load(modeFlow());
@@ -232,40 +225,18 @@ describe('iotgw-gateway: auth, limits, retries and faults', function () {
   });
 
   it('a proxy in the environment is not used for a loopback base URL (test/nodes/iotgw-gateway.proxy.test.js covers other hosts)', async function () {
-    let connects = 0;
-    const proxy = http.createServer((req, res) => res.writeHead(405).end());
-    proxy.on('connect', (req, socket, head) => {
-      connects++;
-      const [host, port] = req.url.split(':');
-      const up = net.connect(Number(port), host, () => {
-        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        up.write(head);
-        up.pipe(socket);
-        socket.pipe(up);
-      });
-      up.on('error', () => socket.destroy());
-      socket.on('error', () => up.destroy());
-    });
-    await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
-    const saved = { HTTP_PROXY: process.env.HTTP_PROXY, http_proxy: process.env.http_proxy, NO_PROXY: process.env.NO_PROXY, no_proxy: process.env.no_proxy };
-    process.env.http_proxy = `http://127.0.0.1:${proxy.address().port}`;
-    delete process.env.HTTP_PROXY;
-    delete process.env.NO_PROXY;
-    delete process.env.no_proxy;
+    const proxy = await connectProxy();
+    const restore = setProxyEnv({ http_proxy: `http://127.0.0.1:${proxy.port}` });
     try {
       const n = await load(modeFlow());
       const ok = collect(n.get('ok'));
       n.get('mode').receive({ payload: ITEM });
       await until(() => ok.length === 1);
-      assert.equal(connects, 0, 'loopback requests never go through a proxy');
+      assert.equal(proxy.connects.length, 0, 'loopback requests never go through a proxy');
     } finally {
-      for (const [k, v] of Object.entries(saved)) {
-        if (v === undefined) delete process.env[k];
-        else process.env[k] = v;
-      }
+      restore();
       await helper.unload();
       proxy.close();
-      proxy.closeAllConnections?.();
     }
   });
 });

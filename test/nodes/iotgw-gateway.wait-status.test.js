@@ -4,7 +4,7 @@
  * "waiting for a SEND slot (3 s)" instead of only "requesting". Real runtime, real simulator.
  */
 const assert = require('node:assert/strict');
-const { recordStatuses, simulatorPerTest, gatewayNode, load, until, collect, catchAll } = require('../helpers/harness');
+const { recordStatuses, simulatorPerTest, load, until, collect, modeNode, nodeFlow } = require('../helpers/harness');
 
 describe('status while waiting for a rate-limit slot', function () {
   let sim;
@@ -12,12 +12,7 @@ describe('status while waiting for a rate-limit slot', function () {
 
   it('terminal-mode shows "waiting for a SEND slot (N s)", then finishes', async function () {
     this.timeout(30000);
-    const n = await load([
-      gatewayNode(sim, { rateLimitCalls: 1, rateLimitWindowSeconds: 4, maxBatchSize: 1 }),
-      { id: 'mode', type: 'iotgw-terminal-mode', gateway: 'gw', mode: 0, wakeupInterval: 0, family: 'any', lingerMs: 0, wires: [['ok'], []] },
-      { id: 'ok', type: 'helper' },
-      ...catchAll(),
-    ]);
+    const n = await load(nodeFlow(sim, modeNode({ lingerMs: 0 }), { gw: { rateLimitCalls: 1, rateLimitWindowSeconds: 4, maxBatchSize: 1 }, outs: ['ok', null] }));
     const mode = n.get('mode');
     const statuses = recordStatuses(mode);
     const ok = collect(n.get('ok'));

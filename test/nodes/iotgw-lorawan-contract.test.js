@@ -1,20 +1,13 @@
 'use strict';
 const assert = require('node:assert/strict');
-const { simulatorPerTest, gatewayNode, load, until, collect, catchAll, DEMO_CREDS } = require('../helpers/harness');
+const { simulatorPerTest, load, until, collect, DEMO_CREDS, nodeFlow } = require('../helpers/harness');
 
 describe('iotgw-lorawan-contract and iotgw-lorawan-referral against the simulator', function () {
   let sim;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
 
-  function flow(nodeProps = {}, gwProps = {}) {
-    return [
-      gatewayNode(sim, gwProps),
-      { id: 'contract', type: 'iotgw-lorawan-contract', gateway: 'gw', operation: 'list', wires: [['out']], ...nodeProps },
-      { id: 'referral', type: 'iotgw-lorawan-referral', gateway: 'gw', wires: [['out']] },
-      { id: 'out', type: 'helper' },
-      ...catchAll(),
-    ];
-  }
+  const flow = (nodeProps = {}, gw = {}) =>
+    nodeFlow(sim, { id: 'contract', type: 'iotgw-lorawan-contract', operation: 'list', ...nodeProps }, { gw, extra: [{ id: 'referral', z: 'flow', type: 'iotgw-lorawan-referral', gateway: 'gw', wires: [['out']] }] });
 
   const goodBody = {
     customerId: 2,

@@ -1,21 +1,14 @@
 'use strict';
 const assert = require('node:assert/strict');
-const { helper, startSimulator, gatewayNode, load, until, collect, catchAll, DEMO_CREDS, ALL_NODES } = require('../helpers/harness');
+const { helper, gatewayNode, load, until, collect, catchAll, DEMO_CREDS, ALL_NODES, simulatorPerTest } = require('../helpers/harness');
 
 const JOIN = require('@node-red/nodes/core/sequence/17-split.js');
 
 describe('iotgw-lorawan-devices against the simulator', function () {
   let sim;
-  beforeEach(async function () {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, broker: { deviceCount: 2500 } });
-    await new Promise((r) => helper.startServer(r));
-  });
-  afterEach(async function () {
-    sim.areas.broker.release();
-    await helper.unload();
-    await new Promise((r) => helper.stopServer(r));
-    await sim.close();
-  });
+  // Before the harness's own afterEach: a held broker reply must not outlive its test.
+  afterEach(() => sim?.areas.broker.release());
+  simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, broker: { deviceCount: 2500 } }, (s) => (sim = s));
 
   function flow(nodeProps = {}, gwProps = {}) {
     return [

@@ -1,26 +1,14 @@
 'use strict';
 /** iotgw-message-poller with definitions, against the strict simulator: RawPayload-only messages decoded, none dropped or repeated. */
 const assert = require('node:assert/strict');
-const { simulatorPerTest, gatewayNode, load, until, collect, catchAll } = require('../helpers/harness');
+const { simulatorPerTest, load, until, collect, recordWarnings, messagePollerNode, nodeFlow } = require('../helpers/harness');
 const { definitionsNode } = require('../helpers/codec');
 
 describe('iotgw-message-poller with definitions', function () {
   let sim;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
 
-  const flow = (props = {}, defs = {}) => [
-    gatewayNode(sim),
-    definitionsNode(defs),
-    { id: 'poller', type: 'iotgw-message-poller', gateway: 'gw', definitions: 'defs', intervalSeconds: 3600, startFrom: '-1h', output: 'record', contextStore: '', autoStart: true, fullAt: 500, sinFilter: '', mobileFilter: '', includeRaw: true, wires: [['out']], ...props },
-    { id: 'out', type: 'helper' },
-    ...catchAll(),
-  ];
-  const spyWarn = (node) => {
-    const warns = [];
-    const orig = node.warn.bind(node);
-    node.warn = (m) => (warns.push(String(m)), orig(m));
-    return warns;
-  };
+  const flow = (props = {}, defs = {}) => nodeFlow(sim, messagePollerNode({ definitions: 'defs', ...props }), { extra: [definitionsNode(defs)] });
 
   it('1,000 RawPayload-only messages: 1,000 decoded, none repeated; an undefined SIN/MIN passes undecoded with one warning', async function () {
     const now = Math.floor(Date.now() / 1000);
@@ -29,7 +17,7 @@ describe('iotgw-message-poller with definitions', function () {
     sim.terminal.mobile.configure({ omit: 'payload' });
     sim.terminal.mobile.seed({ count: 6, perSecond: 6, startSec: now - 50 });
     const n = await load(flow());
-    const warns = spyWarn(n.get('poller'));
+    const warns = recordWarnings(n.get('poller'));
     const out = collect(n.get('out'));
     await until(() => out.length >= 1006, 15000, '1,006 messages');
     await new Promise((r) => setTimeout(r, 300));
@@ -64,7 +52,7 @@ describe('iotgw-message-poller with definitions', function () {
     sim.terminal.mobile.add({ sec: now - 5, MobileID: t.id, account: t.account, SIN: 255, MIN: 1, name: 'x', fields: [], raw: Buffer.from([255, 1, 1, 2]), region: 'AORWSC', transport: 1, rawOnly: true });
     sim.terminal.mobile.seed({ count: 1, perSecond: 1, startSec: now - 4, kind: 'telemetry' });
     const n = await load(flow());
-    const warns = spyWarn(n.get('poller'));
+    const warns = recordWarnings(n.get('poller'));
     const out = collect(n.get('out'));
     await until(() => out.length === 2);
     assert.equal(out[0].payload.Payload, undefined);
@@ -78,7 +66,7 @@ describe('iotgw-message-poller with definitions', function () {
     const now = Math.floor(Date.now() / 1000);
     sim.terminal.mobile.seed({ count: 3, perSecond: 3, startSec: now - 5, kind: 'telemetry' });
     const n = await load(flow({}, { xml: '<nope' }));
-    const warns = spyWarn(n.get('poller'));
+    const warns = recordWarnings(n.get('poller'));
     const out = collect(n.get('out'));
     await until(() => out.length === 3);
     assert.ok(out.every((m) => m.payload.Payload === undefined && Buffer.isBuffer(m.raw)));

@@ -10,7 +10,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { simulatorPerTest, helper, gatewayNode, load, until, collect, catchAll, recordStatuses, stopRuntime } = require('../helpers/harness');
+const { simulatorPerTest, helper, load, until, collect, recordStatuses, stopRuntime, messagePollerNode, nodeFlow } = require('../helpers/harness');
 
 const v8 = require('node:v8');
 const vm = require('node:vm');
@@ -40,31 +40,14 @@ describe('iotgw-message-poller: faults of disk and gateway', function () {
   });
   const feeds = () => path.join(userDir, 'iotgw-feeds');
 
-  const poller = (props = {}) => ({
-    id: 'poller',
-    type: 'iotgw-message-poller',
-    gateway: 'gw',
-    intervalSeconds: 1,
-    startFrom: '-1h',
-    output: 'record',
-    contextStore: '',
-    autoStart: true,
-    fullAt: 500,
-    sinFilter: '',
-    mobileFilter: '',
-    includeRaw: true,
-    wires: [['out']],
-    ...props,
-  });
-  const flow = (props) => [
-    gatewayNode(sim),
-    poller(props),
-    { id: 'out', type: 'helper' },
-    ...catchAll(),
-    // Every input msg that ends with done() (no error) shows here.
-    { id: 'ender', type: 'complete', scope: ['poller'], uncaught: false, wires: [['completed']] },
-    { id: 'completed', type: 'helper' },
-  ];
+  const flow = (props) =>
+    nodeFlow(sim, messagePollerNode({ intervalSeconds: 1, ...props }), {
+      // Every input msg that ends with done() (no error) shows here.
+      extra: [
+        { id: 'ender', type: 'complete', scope: ['poller'], uncaught: false, wires: [['completed']] },
+        { id: 'completed', type: 'helper' },
+      ],
+    });
   const route = () => sim.server.routes.find((r) => r.name === 'terminal/re_messages');
   const calls = () => sim.server.callsTo('terminal/re_messages').length;
   /** Runs `before(n)` as request n (1-based) arrives, then the simulator's own handler. */
@@ -245,20 +228,25 @@ describe('iotgw-message-poller: faults of disk and gateway', function () {
   describe('a hostile or broken gateway', function () {
     const msg = (id, sec, extra = {}) => ({ ID: id, MessageUTC: utc(sec), ReceiveUTC: utc(sec), SIN: 128, MobileID: '01000001SKYA001', RawPayload: 'gAE=', ...extra });
 
-    it('10,000 messages in one reply: BAD_RESPONSE, nothing emitted, the mark kept', async function () {
-      const sec = nowSec() - 100;
-      hostile(() => ({ ErrorID: 0, NextFromUTC: utc(sec), Messages: Array.from({ length: 10000 }, (_, i) => msg(i + 1, sec)) }));
-      const start = utc(nowSec() - 3600);
+    /** One poll from `start` refused: BAD_RESPONSE whose message matches `why`, nothing emitted, a red status. */
+    async function refusedPoll(start, why) {
       const n = await load(flow({ startFrom: start, autoStart: false }));
       const out = collect(n.get('out'));
       const caught = collect(n.get('caught'));
       n.get('poller').receive({ payload: 'poll' });
       await until(() => caught.length === 1, 60000, 'the error');
       assert.equal(caught[0].error.code, 'BAD_RESPONSE');
-      assert.match(caught[0].error.message, /10000 records, more than the 500/);
+      assert.match(caught[0].error.message, why);
       assert.equal(out.length, 0);
-      assert.ok(!fs.existsSync(path.join(feeds(), FILE)), 'the mark kept (the start mark, not written by a refused reply)');
       assert.equal(n.get('poller').status.lastCall.args[0].fill, 'red');
+      return { n, out };
+    }
+
+    it('10,000 messages in one reply: BAD_RESPONSE, nothing emitted, the mark kept', async function () {
+      const sec = nowSec() - 100;
+      hostile(() => ({ ErrorID: 0, NextFromUTC: utc(sec), Messages: Array.from({ length: 10000 }, (_, i) => msg(i + 1, sec)) }));
+      await refusedPoll(utc(nowSec() - 3600), /10000 records, more than the 500/);
+      assert.ok(!fs.existsSync(path.join(feeds(), FILE)), 'the mark kept (the start mark, not written by a refused reply)');
     });
 
     it('always full, new IDs every reply: an input "poll" ends after a bounded number of replies; the next poll goes on; memory flat', async function () {
@@ -338,15 +326,7 @@ describe('iotgw-message-poller: faults of disk and gateway', function () {
       sim.terminal.mobile.seed({ count: 4, perSecond: 4, startSec: nowSec() - 20 });
       sim.server.inject({ kind: 'wrong-types', route: 'terminal/re_messages', patch: { NextFromUTC: '9999-12-31 23:59:59' }, times: 1 });
       const start = utc(nowSec() - 60);
-      const n = await load(flow({ startFrom: start, autoStart: false }));
-      const out = collect(n.get('out'));
-      const caught = collect(n.get('caught'));
-      n.get('poller').receive({ payload: 'poll' });
-      await until(() => caught.length === 1, 60000, 'the error');
-      assert.equal(caught[0].error.code, 'BAD_RESPONSE');
-      assert.match(caught[0].error.message, /9999-12-31 23:59:59 is \d+ h ahead/);
-      assert.equal(out.length, 0);
-      assert.equal(n.get('poller').status.lastCall.args[0].fill, 'red');
+      const { n, out } = await refusedPoll(start, /9999-12-31 23:59:59 is \d+ h ahead/);
       assert.ok(!fs.existsSync(path.join(feeds(), FILE)) || JSON.parse(fs.readFileSync(path.join(feeds(), FILE), 'utf8')).fromUtc === start, 'the mark kept');
       n.get('poller').receive({ payload: 'poll' });
       await until(() => out.length === 4, 60000, 'the messages');

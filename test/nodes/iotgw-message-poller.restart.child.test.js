@@ -9,10 +9,9 @@
  */
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { startSimulator } = require('../../dist/simulator');
-const { ChildRed, makeUserDir, waitFor, recordLines, childGateway, appendNode } = require('../helpers/child-red');
+const { waitFor, drained, recordLines, childGateway, appendNode, RedFleet } = require('../helpers/child-red');
 
 const utc = (sec) => new Date(sec * 1000).toISOString().slice(0, 19).replace('T', ' ');
 
@@ -30,6 +29,7 @@ const lines = (file) => recordLines(file).map((l) => l[0]);
 describe('reliability: the message poller across redeploy and SIGKILL (child Node-RED)', function () {
   this.timeout(120000);
   let sim;
+  let fleet;
   let red;
   let userDir;
   let file;
@@ -49,23 +49,21 @@ describe('reliability: the message poller across redeploy and SIGKILL (child Nod
     const unreachable = new Set(crowded.slice(500));
     reachable = ids.filter((id) => !unreachable.has(id));
     startFrom = utc(base);
-    file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-mp-')), 'messages.txt');
-    userDir = makeUserDir({ recordsFile: file });
-    red = await new ChildRed(userDir).start();
+    fleet = new RedFleet('iotgw-mp-', { defaultContext: false });
+    file = fleet.recordsFile;
+    red = await fleet.start();
+    userDir = red.userDir;
     assert.ok((await red.nodeTypes()).includes('iotgw-message-poller'));
   });
 
   afterEach(async function () {
-    if (red && red.proc.exitCode === null && red.proc.signalCode === null) await red.kill('SIGKILL');
+    await fleet.close();
     await sim.close();
-    fs.rmSync(userDir, { recursive: true, force: true });
-    fs.rmSync(path.dirname(file), { recursive: true, force: true });
   });
 
-  async function drained() {
-    await waitFor(() => new Set(lines(file)).size >= reachable.length, 60000, 'the drain');
-    await new Promise((r) => setTimeout(r, 2500)); // one more poll and a bit: nothing else may arrive
-    const got = lines(file);
+  /** Every reachable message in, then one more poll: what came, how often, what is missing or repeated. */
+  async function drainedTally() {
+    const got = await drained(() => new Set(lines(file)).size >= reachable.length, () => lines(file));
     const counts = new Map();
     for (const id of got) counts.set(id, (counts.get(id) ?? 0) + 1);
     return { got, counts, missing: reachable.filter((id) => !counts.has(id)), repeated: [...counts].filter(([, c]) => c > 1) };
@@ -76,7 +74,7 @@ describe('reliability: the message poller across redeploy and SIGKILL (child Nod
     await waitFor(() => lines(file).length >= 500, 30000, 'the first reply');
     await red.deploy(flows(sim, startFrom));
     const atRedeploy = lines(file).length;
-    const r = await drained();
+    const r = await drainedTally();
     console.log(`      [figures] redeploy at ${atRedeploy}: ${r.got.length} emitted, ${r.missing.length} missing, ${r.repeated.length} repeated`);
     assert.ok(atRedeploy < reachable.length, 'the redeploy came in the middle of the drain');
     assert.deepEqual(r.missing, []);
@@ -92,7 +90,7 @@ describe('reliability: the message poller across redeploy and SIGKILL (child Nod
     const atKill = lines(file).length;
     assert.ok(atKill < reachable.length, 'killed in the middle of the drain');
     await red.start();
-    const r = await drained();
+    const r = await drainedTally();
     console.log(`      [figures] SIGKILL at ${atKill}: ${r.got.length} emitted, ${r.missing.length} missing, ${r.repeated.length} repeated`);
     assert.deepEqual(r.missing, [], 'none skipped');
     assert.ok(r.repeated.length <= 500, `${r.repeated.length} repeated: at most the one reply in flight`);

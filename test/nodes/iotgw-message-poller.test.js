@@ -1,6 +1,6 @@
 'use strict';
 const assert = require('node:assert/strict');
-const { simulatorPerTest, helper, gatewayNode, load, until, collect, catchAll } = require('../helpers/harness');
+const { simulatorPerTest, helper, gatewayNode, load, until, collect, recordWarnings, messagePollerNode, nodeFlow, catchAll } = require('../helpers/harness');
 
 const utc = (sec) => new Date(sec * 1000).toISOString().slice(0, 19).replace('T', ' ');
 
@@ -8,32 +8,8 @@ describe('iotgw-message-poller: from-mobile messages', function () {
   let sim;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
 
-  const poller = (props = {}) => ({
-    id: 'poller',
-    type: 'iotgw-message-poller',
-    gateway: 'gw',
-    intervalSeconds: 3600,
-    startFrom: '-1h',
-    output: 'record',
-    contextStore: '',
-    autoStart: true,
-    fullAt: 500,
-    sinFilter: '',
-    mobileFilter: '',
-    includeRaw: true,
-    wires: [['out']],
-    ...props,
-  });
-  const flow = (props) => [gatewayNode(sim), poller(props), { id: 'out', type: 'helper' }, ...catchAll()];
-  const spyWarn = (node) => {
-    const warns = [];
-    const orig = node.warn.bind(node);
-    node.warn = (m) => {
-      warns.push(String(m));
-      orig(m);
-    };
-    return warns;
-  };
+  const poller = messagePollerNode;
+  const flow = (props) => nodeFlow(sim, poller(props));
 
   it('2,000 messages with 600 in one second: each fetchable one emitted once, the crowded second said clearly, no loop', async function () {
     const now = Math.floor(Date.now() / 1000);
@@ -44,7 +20,7 @@ describe('iotgw-message-poller: from-mobile messages', function () {
     const crowded = sim.terminal.mobile.fromMobile.items.filter((m) => m.sec === base + 140).map((m) => String(m.ID));
     assert.equal(ids.length, 2000);
     const n = await load(flow({ startFrom: utc(base) }));
-    const warns = spyWarn(n.get('poller'));
+    const warns = recordWarnings(n.get('poller'));
     const out = collect(n.get('out'));
     await until(() => out.length >= 1900, 15000, '1,900 messages');
     await new Promise((r) => setTimeout(r, 500));

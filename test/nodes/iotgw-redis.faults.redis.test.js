@@ -11,7 +11,7 @@ const fs = require('node:fs');
 const net = require('node:net');
 const { helper, until, collect, startSimulator, DEMO_CREDS, ALL_NODES } = require('../helpers/harness');
 const { describeRedis, RedisServer, findRedisServer, cli } = require('../helpers/redis');
-const { ChildRed, makeUserDir, childGateway, statusPoller, waitFor } = require('../helpers/child-red');
+const { RedFleet, childGateway, statusPoller, waitFor } = require('../helpers/child-red');
 const { redisSettings } = require('../../dist/nodes/iotgw-redis');
 
 function gw(id, sim, redis = 'r') {
@@ -175,21 +175,19 @@ const rssOf = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${
 describe('iotgw-redis faults (issue 25): a fake Redis streaming a 2 GB bulk reply (child Node-RED)', function () {
   this.timeout(90000);
   let fake;
-  let red;
   let sim;
-  let dir;
+  let fleet;
   after(async () => {
-    if (red && red.proc.exitCode === null) await red.kill('SIGKILL');
+    if (fleet) await fleet.close();
     if (fake) fake.server.close();
     if (sim) await sim.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('the connection is closed past the bound with one warning; RSS stays within 50 MB of its start', async function () {
     sim = await startSimulator({});
     fake = await hugeReplyServer();
-    dir = makeUserDir({ recordsFile: '/dev/null' });
-    red = await new ChildRed(dir).start();
+    fleet = new RedFleet('iotgw-fake-', { defaultContext: false });
+    const red = await fleet.start();
     // Settle, then the start figure.
     await new Promise((r) => setTimeout(r, 2000));
     const start = rssOf(red.proc.pid);

@@ -7,46 +7,24 @@
  * one reply (500 records) comes again, and the shared budget provokes no 429.
  */
 const assert = require('node:assert/strict');
-const { startSimulator } = require('../../dist/simulator');
-const { waitFor, recordLines, childGateway, statusPoller, appendNode, RedFleet } = require('../helpers/child-red');
+const { waitFor, drained, backlogMissing, recordLines, statusPoller, appendNode, fleetPerTest, fleetFlows } = require('../helpers/child-red');
 const { describeRedis } = require('../helpers/redis');
 
 const BACKLOG = 10000;
 const REPLY = 500;
 
-function flows(sim, redisUrl) {
-  return [
-    { id: 'tab1', type: 'tab', label: 'fleet' },
-    { id: 'r', type: 'iotgw-redis', url: redisUrl, keyPrefix: 'fleet:' },
-    childGateway(sim, { rateLimitCalls: 2, rateLimitWindowSeconds: 1, redis: 'r' }),
-    statusPoller('append1'),
-    appendNode('append1', "env.get('IOTGW_TAG') + ' ' + msg.topic"),
-  ];
-}
+const flows = (sim, redisUrl) => fleetFlows(sim, { url: redisUrl, keyPrefix: 'fleet:' }, [statusPoller('append1'), appendNode('append1', "env.get('IOTGW_TAG') + ' ' + msg.topic")]);
 
 const read = (file) => recordLines(file).map(([tag, id]) => ({ tag, id }));
 
 describeRedis('fleet: two Node-RED instances, one account, Redis (child Node-RED, real redis-server)', function (ctx) {
   this.timeout(120000);
-  let sim;
-  let fleet;
-  let recordsFile;
-
-  beforeEach(async function () {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 2, rateLimitWindowMs: 1000, maxConcurrent: 3 } });
-    sim.terminal.seedBacklog(BACKLOG);
-    fleet = new RedFleet('iotgw-fleet-');
-    recordsFile = fleet.recordsFile;
-  });
-
-  afterEach(async function () {
-    await fleet.close();
-    await sim.close();
-  });
-
-  const startRed = (tag) => fleet.start(tag);
+  const run = fleetPerTest('iotgw-fleet-', (sim) => sim.terminal.seedBacklog(BACKLOG));
 
   it('SIGKILL of the active poller during a 10,000-record drain: the standby takes over, 0 lost, at most one reply repeated, 0 429s', async function () {
+    const { sim, fleet } = run;
+    const recordsFile = fleet.recordsFile;
+    const startRed = (tag) => fleet.start(tag);
     const a = await startRed('A');
     await a.deploy(flows(sim, ctx.server.url));
     await waitFor(() => read(recordsFile).length > 0, 30000, 'A to start polling');
@@ -60,12 +38,9 @@ describeRedis('fleet: two Node-RED instances, one account, Redis (child Node-RED
     const atKill = read(recordsFile).length;
     await waitFor(() => read(recordsFile).some((r) => r.tag === 'B'), 30000, 'B to take over');
     const takeoverS = (Date.now() - tKill) / 1000;
-    await waitFor(() => new Set(read(recordsFile).map((r) => r.id)).size >= BACKLOG, 60000, 'the backlog to drain');
-    await new Promise((r) => setTimeout(r, 2500));
-    const all = read(recordsFile);
+    const all = await drained(() => new Set(read(recordsFile).map((r) => r.id)).size >= BACKLOG, () => read(recordsFile), { what: 'the backlog to drain' });
     const ids = new Set(all.map((r) => r.id));
-    let missing = 0;
-    for (let i = 0n; i < BigInt(BACKLOG); i++) if (!ids.has(String(10_000_000_000n + i))) missing++;
+    const missing = backlogMissing(ids, BACKLOG);
     const repeated = all.length - ids.size;
     console.log(`      [figures] ${JSON.stringify({ atKill, takeoverS, missing, repeated, throttled: sim.terminal.counters.throttled, tokenFetches: sim.server.callsTo('terminal/auth').length })}`);
     assert.ok(atKill < BACKLOG, 'the kill came in the middle of the drain');

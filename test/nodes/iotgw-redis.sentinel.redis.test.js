@@ -9,21 +9,17 @@
  * 0 x 429 at the simulator.
  */
 const assert = require('node:assert/strict');
-const { startSimulator } = require('../../dist/simulator');
-const { waitFor, recordLines, childGateway, statusPoller, appendNode, RedFleet } = require('../helpers/child-red');
+const { waitFor, drained, backlogMissing, recordLines, statusPoller, appendNode, fleetPerTest, fleetFlows } = require('../helpers/child-red');
 const { SentinelSet, findRedisServer } = require('../helpers/redis');
 
 const BACKLOG = 10000;
 const REPLY = 500;
 
 function flows(sim, sentinels) {
-  return [
-    { id: 'tab1', type: 'tab', label: 'fleet' },
-    { id: 'r', type: 'iotgw-redis', mode: 'sentinel', sentinels, masterName: 'mymaster', url: 'redis://127.0.0.1:6379/0', keyPrefix: 'sentinel:' },
-    childGateway(sim, { rateLimitCalls: 2, rateLimitWindowSeconds: 1, redis: 'r' }),
+  return fleetFlows(sim, { mode: 'sentinel', sentinels, masterName: 'mymaster', url: 'redis://127.0.0.1:6379/0', keyPrefix: 'sentinel:' }, [
     statusPoller('append1'),
     appendNode('append1', "env.get('IOTGW_TAG') + ' ' + msg.topic + ' ' + Date.now()"),
-  ];
+  ]);
 }
 
 const read = (file) => recordLines(file).map(([tag, id, at]) => ({ tag, id, at: Number(at) }));
@@ -43,8 +39,6 @@ function runs(trace) {
 
 (findRedisServer() ? describe : describe.skip)('iotgw-redis sentinel mode: failover of the master during a 3-instance drain (real redis-server, sentinels, child Node-RED)', function () {
   this.timeout(240000);
-  let sim;
-  let fleet;
   let set;
 
   before(async function () {
@@ -53,17 +47,10 @@ function runs(trace) {
   after(async () => {
     if (set) await set.destroy();
   });
-  beforeEach(async function () {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 2, rateLimitWindowMs: 1000, maxConcurrent: 3 } });
-    sim.terminal.seedBacklog(BACKLOG);
-    fleet = new RedFleet('iotgw-sentinel-');
-  });
-  afterEach(async function () {
-    await fleet.close();
-    await sim.close();
-  });
+  const run = fleetPerTest('iotgw-sentinel-', (sim) => sim.terminal.seedBacklog(BACKLOG));
 
   it('SIGKILL of the master mid-drain: every record once (at most one reply again), never two pollers at once, 0 x 429', async function () {
+    const { sim, fleet } = run;
     const file = fleet.recordsFile;
     const reds = [];
     for (const tag of ['A', 'B', 'C']) {
@@ -77,12 +64,9 @@ function runs(trace) {
     const { dead, failoverMs } = await set.killMaster();
     // With its one replica promoted, no write can be acknowledged until a replica is back.
     await set.rejoin(dead);
-    await waitFor(() => new Set(read(file).map((r) => r.id)).size >= BACKLOG, 120000, 'the backlog to drain');
-    await new Promise((r) => setTimeout(r, 2500));
-    const trace = read(file);
+    const trace = await drained(() => new Set(read(file).map((r) => r.id)).size >= BACKLOG, () => read(file), { ms: 120000, what: 'the backlog to drain' });
     const ids = new Set(trace.map((r) => r.id));
-    let missing = 0;
-    for (let i = 0n; i < BigInt(BACKLOG); i++) if (!ids.has(String(10_000_000_000n + i))) missing++;
+    const missing = backlogMissing(ids, BACKLOG);
     const repeated = trace.length - ids.size;
     const rs = runs(trace);
     // Two pollers emitting at once would interleave their lines: many short runs, and runs

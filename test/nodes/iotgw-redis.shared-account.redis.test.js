@@ -7,7 +7,7 @@
  */
 const assert = require('node:assert/strict');
 const { simulatorPerTest, helper, until, collect, DEMO_CREDS, ALL_NODES } = require('../helpers/harness');
-const { describeRedis } = require('../helpers/redis');
+const { describeRedis, accountsFlow } = require('../helpers/redis');
 
 describeRedis('two accounts sharing one gateway account through Redis (simulator, real redis-server)', function (ctx) {
   let sim;
@@ -17,36 +17,9 @@ describeRedis('two accounts sharing one gateway account through Redis (simulator
   let prefix;
   beforeEach(() => (prefix = `t${Date.now()}:`));
 
-  function flow(redis) {
-    const gw = (id) => ({
-      id,
-      type: 'iotgw-gateway',
-      baseUrl: sim.url,
-      apiVersion: '1.0',
-      rateLimitCalls: 3,
-      rateLimitWindowSeconds: 1.5,
-      maxConcurrent: 3,
-      maxBatchSize: 1,
-      timeoutSeconds: 10,
-      redis: redis ? 'r' : '',
-    });
-    return [
-      { id: 'flow', type: 'tab', label: 'test' },
-      { id: 'r', type: 'iotgw-redis', url: ctx.server.url, keyPrefix: prefix },
-      gw('gwA'),
-      gw('gwB'),
-      { id: 'modeA', z: 'flow', type: 'iotgw-terminal-mode', gateway: 'gwA', mode: 0, wakeupInterval: 0, family: 'any', wires: [['ok'], ['bad']] },
-      { id: 'modeB', z: 'flow', type: 'iotgw-terminal-mode', gateway: 'gwB', mode: 0, wakeupInterval: 0, family: 'any', wires: [['ok'], ['bad']] },
-      { id: 'ok', z: 'flow', type: 'helper' },
-      { id: 'bad', z: 'flow', type: 'helper' },
-      { id: 'catcher', z: 'flow', type: 'catch', scope: null, uncaught: false, wires: [['caught']] },
-      { id: 'caught', z: 'flow', type: 'helper' },
-    ];
-  }
-
   async function submitTogether(redis, perNode) {
     sim.terminal.configure({ acceptUnknownTerminals: true });
-    await helper.load(ALL_NODES, flow(redis), { gwA: DEMO_CREDS, gwB: DEMO_CREDS, r: {} });
+    await helper.load(ALL_NODES, accountsFlow(sim, { ids: ['A', 'B'], redis, redisUrl: ctx.server.url, keyPrefix: prefix, timeoutSeconds: 10 }), { gwA: DEMO_CREDS, gwB: DEMO_CREDS, r: {} });
     const ok = collect(helper.getNode('ok'));
     const caught = collect(helper.getNode('caught'));
     const dest = (i) => `3${String(i).padStart(7, '0')}SKY${(i % 65536).toString(16).toUpperCase().padStart(4, '0')}`;

@@ -9,7 +9,7 @@
  */
 const assert = require('node:assert/strict');
 const { simulatorPerTest, helper, until, collect, DEMO_CREDS, ALL_NODES } = require('../helpers/harness');
-const { describeRedis } = require('../helpers/redis');
+const { describeRedis, accountsFlow } = require('../helpers/redis');
 
 const IDS = ['A', 'B', 'C'];
 
@@ -18,36 +18,9 @@ describeRedis('three accounts sharing one gateway account through Redis (simulat
   simulatorPerTest({ terminal: { rateLimitCalls: 3, rateLimitWindowMs: 1500, maxConcurrent: 3 } }, (s) => (sim = s));
   afterEach(() => helper.unload());
 
-  function flow(redis) {
-    const nodes = [
-      { id: 'flow', type: 'tab', label: 'test' },
-      { id: 'r', type: 'iotgw-redis', url: ctx.server.url, keyPrefix: `three${Date.now()}:` },
-      { id: 'ok', z: 'flow', type: 'helper' },
-      { id: 'bad', z: 'flow', type: 'helper' },
-      { id: 'catcher', z: 'flow', type: 'catch', scope: null, uncaught: false, wires: [['caught']] },
-      { id: 'caught', z: 'flow', type: 'helper' },
-    ];
-    for (const x of IDS) {
-      nodes.push({
-        id: `gw${x}`,
-        type: 'iotgw-gateway',
-        baseUrl: sim.url,
-        apiVersion: '1.0',
-        rateLimitCalls: 3,
-        rateLimitWindowSeconds: 1.5,
-        maxConcurrent: 3,
-        maxBatchSize: 1,
-        timeoutSeconds: 20,
-        redis: redis ? 'r' : '',
-      });
-      nodes.push({ id: `mode${x}`, z: 'flow', type: 'iotgw-terminal-mode', gateway: `gw${x}`, mode: 0, wakeupInterval: 0, family: 'any', wires: [['ok'], ['bad']] });
-    }
-    return nodes;
-  }
-
   async function submitTogether(redis, perNode) {
     sim.terminal.configure({ acceptUnknownTerminals: true });
-    await helper.load(ALL_NODES, flow(redis), { gwA: DEMO_CREDS, gwB: DEMO_CREDS, gwC: DEMO_CREDS, r: {} });
+    await helper.load(ALL_NODES, accountsFlow(sim, { ids: IDS, redis, redisUrl: ctx.server.url, keyPrefix: `three${Date.now()}:`, timeoutSeconds: 20 }), { gwA: DEMO_CREDS, gwB: DEMO_CREDS, gwC: DEMO_CREDS, r: {} });
     const ok = collect(helper.getNode('ok'));
     const bad = collect(helper.getNode('bad'));
     const caught = collect(helper.getNode('caught'));

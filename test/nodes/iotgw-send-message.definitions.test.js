@@ -1,21 +1,14 @@
 'use strict';
 /** iotgw-send-message with definitions: {DestinationID, message, fields} sent as RawPayload; a bad field sends nothing. */
 const assert = require('node:assert/strict');
-const { simulatorPerTest, gatewayNode, load, until, collect, catchAll } = require('../helpers/harness');
+const { simulatorPerTest, load, until, collect, sendMessageNode, nodeFlow } = require('../helpers/harness');
 const { definitionsNode } = require('../helpers/codec');
 
 describe('iotgw-send-message with definitions', function () {
   let sim;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 100, receivedAfterMs: 300 } }, (s) => (sim = s));
 
-  const flow = (props = {}) => [
-    gatewayNode(sim),
-    definitionsNode(),
-    { id: 'send', type: 'iotgw-send-message', gateway: 'gw', definitions: 'defs', transportType: '', messageLifetime: '', messageClass: '', maxRawBytes: 1023, wires: [['ok'], ['bad']], ...props },
-    { id: 'ok', type: 'helper' },
-    { id: 'bad', type: 'helper' },
-    ...catchAll(),
-  ];
+  const flow = (props = {}) => nodeFlow(sim, sendMessageNode({ definitions: 'defs', ...props }), { outs: ['ok', 'bad'], extra: [definitionsNode()] });
 
   it('the simulator receives the expected bytes', async function () {
     const n = await load(flow());

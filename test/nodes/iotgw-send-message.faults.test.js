@@ -6,21 +6,14 @@
  * a Retry-After longer than the group's window delays only the call that received it.
  */
 const assert = require('node:assert/strict');
-const { simulatorPerTest, gatewayNode, load, until, collect, catchAll } = require('../helpers/harness');
+const { simulatorPerTest, load, until, collect, sendMessageNode, nodeFlow } = require('../helpers/harness');
 
 describe('iotgw-send-message: bodies and failures of ours', function () {
   this.timeout(60000);
   let sim;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 100, receivedAfterMs: 300 } }, (s) => (sim = s));
 
-  const flow = (gwProps = {}, nodeProps = {}, extra = []) => [
-    gatewayNode(sim, gwProps),
-    { id: 'send', type: 'iotgw-send-message', gateway: 'gw', transportType: '', messageLifetime: '', messageClass: '', maxRawBytes: 1023, wires: [['ok'], ['bad']], ...nodeProps },
-    { id: 'ok', type: 'helper' },
-    { id: 'bad', type: 'helper' },
-    ...catchAll(),
-    ...extra,
-  ];
+  const flow = (gw = {}, nodeProps = {}, extra = []) => nodeFlow(sim, sendMessageNode(nodeProps), { gw, outs: ['ok', 'bad'], extra });
   const sent = () => sim.server.callsTo('terminal/messages').length;
   /**
    * The errors a node reports (done(err) lands in node.error): read there, since a Catch
@@ -99,7 +92,7 @@ describe('iotgw-send-message: bodies and failures of ours', function () {
     // that call waits twice the window (6 s, the cap); another node's call goes after one window at most.
     const n = await load(
       flow({ rateLimitCalls: 5, rateLimitWindowSeconds: 3 }, { lingerMs: 0 }, [
-        { id: 'send2', type: 'iotgw-send-message', gateway: 'gw', transportType: '', messageLifetime: '', messageClass: '', maxRawBytes: 1023, lingerMs: 0, wires: [['ok2'], []] },
+        sendMessageNode({ id: 'send2', lingerMs: 0, wires: [['ok2'], []] }),
         { id: 'ok2', type: 'helper' },
       ]),
     );

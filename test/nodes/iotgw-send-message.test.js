@@ -1,19 +1,12 @@
 'use strict';
 const assert = require('node:assert/strict');
-const { simulatorPerTest, gatewayNode, load, until, collect, catchAll } = require('../helpers/harness');
+const { simulatorPerTest, load, until, collect, sendMessageNode, nodeFlow } = require('../helpers/harness');
 
 describe('iotgw-send-message: general to-mobile messages', function () {
   let sim;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 100, receivedAfterMs: 300 } }, (s) => (sim = s));
 
-  const flow = (gwProps = {}, nodeProps = {}, extra = []) => [
-    gatewayNode(sim, gwProps),
-    { id: 'send', type: 'iotgw-send-message', gateway: 'gw', transportType: '', messageLifetime: '', messageClass: '', maxRawBytes: 1023, wires: [['ok'], ['bad']], ...nodeProps },
-    { id: 'ok', type: 'helper' },
-    { id: 'bad', type: 'helper' },
-    ...catchAll(),
-    ...extra,
-  ];
+  const flow = (gw = {}, nodeProps = {}, extra = []) => nodeFlow(sim, sendMessageNode(nodeProps), { gw, outs: ['ok', 'bad'], extra });
   const bodies = () => sim.server.callsTo('terminal/messages').map((c) => JSON.parse(c.body));
 
   it('sends RawPayload from a Buffer, a byte array and base64, and a Payload from CMF Fields or a plain object', async function () {

@@ -1,19 +1,12 @@
 'use strict';
 const assert = require('node:assert/strict');
-const { simulatorPerTest, helper, gatewayNode, load, until, collect, catchAll, DEMO_CREDS } = require('../helpers/harness');
+const { simulatorPerTest, helper, load, until, collect, DEMO_CREDS, nodeFlow } = require('../helpers/harness');
 
 describe('iotgw-sms-request against the simulator', function () {
   let sim;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
 
-  function flow(nodeProps = {}, gwProps = {}) {
-    return [
-      gatewayNode(sim, gwProps),
-      { id: 'sms', type: 'iotgw-sms-request', gateway: 'gw', wait: false, intervalSeconds: 0.1, timeLimitSeconds: 10, wires: [['out']], ...nodeProps },
-      { id: 'out', type: 'helper' },
-      ...catchAll(),
-    ];
-  }
+  const flow = (nodeProps = {}, gw = {}) => nodeFlow(sim, { id: 'sms', type: 'iotgw-sms-request', wait: false, intervalSeconds: 0.1, timeLimitSeconds: 10, ...nodeProps }, { gw });
 
   it('looks a batch up with the broker headers and emits the envelope with its counters', async function () {
     const n = await load(flow());

@@ -15,7 +15,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { startSimulator } = require('../../dist/simulator');
-const { ChildRed, makeUserDir, waitFor, recordLines, childGateway, statusPoller, appendNode } = require('../helpers/child-red');
+const { waitFor, drained, backlogMissing, recordLines, childGateway, statusPoller, appendNode, RedFleet } = require('../helpers/child-red');
 
 const BACKLOG = 60000; // 150 full replies of 500 (each reply's last second comes again)
 const REPLY = 500;
@@ -51,13 +51,10 @@ function markOnDisk(userDir) {
 
 /** Every backlog ID exactly accounted for: returns {unique, duplicates, missing}. */
 function tally(records, sim) {
-  const base = 10_000_000_000n;
   const seen = new Map();
   for (const r of records) seen.set(r.id, (seen.get(r.id) ?? 0) + 1);
-  let missing = 0;
-  for (let i = 0n; i < BigInt(BACKLOG); i++) if (!seen.has(String(base + i))) missing++;
   void sim;
-  return { unique: seen.size, duplicates: records.length - seen.size, missing };
+  return { unique: seen.size, duplicates: records.length - seen.size, missing: backlogMissing(seen, BACKLOG) };
 }
 
 const figures = {};
@@ -65,6 +62,7 @@ const figures = {};
 describe('reliability: the status poller across redeploy, restart and hard kill (child Node-RED)', function () {
   this.timeout(120000);
   let sim;
+  let fleet;
   let red;
   let userDir;
   let recordsFile;
@@ -72,33 +70,27 @@ describe('reliability: the status poller across redeploy, restart and hard kill 
   beforeEach(async function () {
     sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
     sim.terminal.seedBacklog(BACKLOG);
-    recordsFile = path.join(fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'iotgw-rec-')), 'records.txt');
+    fleet = new RedFleet('iotgw-rec-');
+    recordsFile = fleet.recordsFile;
   });
 
   async function startRed() {
-    userDir = makeUserDir({ recordsFile, defaultContext: true });
-    red = await new ChildRed(userDir).start();
+    red = await fleet.start();
+    userDir = red.userDir;
     const types = await red.nodeTypes();
     assert.ok(types.includes('iotgw-status-poller'), 'the package is installed in the child Node-RED');
   }
 
   afterEach(async function () {
-    if (red && red.proc.exitCode === null && red.proc.signalCode === null) await red.kill('SIGKILL');
+    await fleet.close();
     await sim.close();
-    if (userDir) fs.rmSync(userDir, { recursive: true, force: true });
-    fs.rmSync(path.dirname(recordsFile), { recursive: true, force: true });
   });
 
   after(function () {
     console.log(`      [figures] ${JSON.stringify(figures)}`);
   });
 
-  async function drainToEnd() {
-    await waitFor(() => lineCount(recordsFile) >= BACKLOG, 60000, 'the backlog to drain');
-    // One more poll interval and a bit: nothing else may arrive.
-    await new Promise((r) => setTimeout(r, 2500));
-    return readRecords(recordsFile);
-  }
+  const drainToEnd = () => drained(() => lineCount(recordsFile) >= BACKLOG, () => readRecords(recordsFile), { what: 'the backlog to drain' });
 
   it('redeploy in the middle of the drain: nothing lost, nothing repeated', async function () {
     await startRed();

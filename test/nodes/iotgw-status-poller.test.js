@@ -34,6 +34,32 @@ describe('iotgw-status-poller against the simulator', function () {
     ...props,
   });
 
+  /**
+   * A backlog of 1,500 drained across a runtime restart: the runtime stops as soon as the
+   * first full reply (500) arrived (the node drains on its own), `atStop()` checks what
+   * reached the disk, then the flow loads again: every record once in all.
+   */
+  async function drainAcrossRestart(pollerProps, atStop) {
+    sim.terminal.seedBacklog(1500);
+    const flow = () => [gatewayNode(sim), poller(pollerProps), { id: 'out', type: 'helper' }];
+    let n = await load(flow());
+    const first = collect(n.get('out'));
+    n.get('poller').receive({ payload: 'poll' });
+    await until(() => first.length >= 500);
+    await stopRuntime();
+    const seen = first.length;
+    assert.ok(seen >= 500 && seen < 1500, `stopped mid-drain (${seen})`);
+    atStop();
+    n = await load(flow());
+    const second = collect(n.get('out'));
+    n.get('poller').receive({ payload: 'poll' });
+    await until(() => seen + second.length >= 1500, 10000, 'the rest of the backlog');
+    await new Promise((r) => setTimeout(r, 100));
+    const all = [...first, ...second].map((m) => m.topic);
+    assert.equal(all.length, 1500, 'no record repeated');
+    assert.equal(new Set(all).size, 1500, 'no record lost');
+  }
+
   it('1,200-record backlog against the strict simulator: every record once, 0 repeats', async function () {
     sim.terminal.seedBacklog(1200);
     const n = await load([gatewayNode(sim), poller(), { id: 'out', type: 'helper' }, ...catchAll()]);
@@ -113,27 +139,7 @@ describe('iotgw-status-poller against the simulator', function () {
   it('resumes from the persisted mark after a runtime restart: no record lost, none repeated', async function () {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-ctx-'));
     useFileContext(dir);
-    sim.terminal.seedBacklog(1500);
-    const flow = () => [gatewayNode(sim), poller({ contextStore: 'file' }), { id: 'out', type: 'helper' }];
-    let n = await load(flow());
-    const first = collect(n.get('out'));
-    // Stop after the first full reply: the node drains on its own, so stop the runtime
-    // as soon as the first 500 arrived.
-    n.get('poller').receive({ payload: 'poll' });
-    await until(() => first.length >= 500);
-    await stopRuntime();
-    const seen = first.length;
-    assert.ok(seen >= 500 && seen < 1500, `stopped mid-drain (${seen})`);
-    assert.ok(fs.readdirSync(dir).length > 0, 'the file store wrote to disk');
-
-    n = await load(flow());
-    const second = collect(n.get('out'));
-    n.get('poller').receive({ payload: 'poll' });
-    await until(() => seen + second.length >= 1500, 10000, 'the rest of the backlog');
-    await new Promise((r) => setTimeout(r, 100));
-    const all = [...first, ...second].map((m) => m.topic);
-    assert.equal(all.length, 1500, 'no record repeated');
-    assert.equal(new Set(all).size, 1500, 'no record lost');
+    await drainAcrossRestart({ contextStore: 'file' }, () => assert.ok(fs.readdirSync(dir).length > 0, 'the file store wrote to disk'));
     await stopRuntime();
     fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -357,28 +363,13 @@ describe('iotgw-status-poller against the simulator', function () {
       const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-user-'));
       try {
         helper.settings({ userDir });
-        sim.terminal.seedBacklog(1500);
-        const flow = () => [gatewayNode(sim), poller(), { id: 'out', type: 'helper' }];
-        let n = await load(flow());
-        const first = collect(n.get('out'));
-        n.get('poller').receive({ payload: 'poll' });
-        await until(() => first.length >= 500);
-        await stopRuntime();
-        const seen = first.length;
-        assert.ok(seen >= 500 && seen < 1500, `stopped mid-drain (${seen})`);
-        const files = fs.readdirSync(path.join(userDir, 'iotgw-feeds'));
-        assert.deepEqual(files, ['status-poller-poller.json']);
-        const mark = JSON.parse(fs.readFileSync(path.join(userDir, 'iotgw-feeds', files[0]), 'utf8'));
-        assert.match(mark.fromUtc, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
-        assert.ok(Array.isArray(mark.seen) && mark.seen.length > 0, 'the keys of the mark\'s second are kept with it');
-        n = await load(flow());
-        const second = collect(n.get('out'));
-        n.get('poller').receive({ payload: 'poll' });
-        await until(() => seen + second.length >= 1500, 10000, 'the rest of the backlog');
-        await new Promise((r) => setTimeout(r, 100));
-        const all = [...first, ...second].map((m) => m.topic);
-        assert.equal(all.length, 1500, 'no record repeated');
-        assert.equal(new Set(all).size, 1500, 'no record lost');
+        await drainAcrossRestart({}, () => {
+          const files = fs.readdirSync(path.join(userDir, 'iotgw-feeds'));
+          assert.deepEqual(files, ['status-poller-poller.json']);
+          const mark = JSON.parse(fs.readFileSync(path.join(userDir, 'iotgw-feeds', files[0]), 'utf8'));
+          assert.match(mark.fromUtc, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+          assert.ok(Array.isArray(mark.seen) && mark.seen.length > 0, 'the keys of the mark\'s second are kept with it');
+        });
       } finally {
         helper.settings({});
         fs.rmSync(userDir, { recursive: true, force: true });

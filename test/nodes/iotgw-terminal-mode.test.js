@@ -1,20 +1,12 @@
 'use strict';
 const assert = require('node:assert/strict');
-const { simulatorPerTest, helper, gatewayNode, load, until, collect, catchAll, DEMO_CREDS, ALL_NODES } = require('../helpers/harness');
+const { simulatorPerTest, helper, gatewayNode, load, until, collect, DEMO_CREDS, ALL_NODES, modeNode, nodeFlow } = require('../helpers/harness');
 
 describe('iotgw-terminal-mode against the simulator', function () {
   let sim;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
 
-  function flow(gwProps, nodeProps = {}) {
-    return [
-      gatewayNode(sim, gwProps),
-      { id: 'mode', type: 'iotgw-terminal-mode', gateway: 'gw', mode: 0, wakeupInterval: 0, family: 'any', wires: [['ok'], ['bad']], ...nodeProps },
-      { id: 'ok', type: 'helper' },
-      { id: 'bad', type: 'helper' },
-      ...catchAll(),
-    ];
-  }
+  const flow = (gw, nodeProps = {}) => nodeFlow(sim, modeNode(nodeProps), { gw, outs: ['ok', 'bad'] });
 
   it('sends one ModeMessage and emits the accepted result with the gateway ID', async function () {
     const n = await load(flow());

@@ -15,9 +15,9 @@
 const assert = require('node:assert/strict');
 const { execFileSync, spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
+const { freePort } = require('../helpers/net');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const PKG = require('../../package.json');
@@ -27,14 +27,6 @@ function readmeBlock() {
   const m = /<!-- install-route:begin[^>]*-->\s*```sh\n([\s\S]*?)```\s*<!-- install-route:end -->/.exec(readme);
   assert.ok(m, 'README.md has the install-route block');
   return m[1];
-}
-
-async function freePort() {
-  const s = net.createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 describe("the README's install route (packed tarball into a fresh ~/.node-red)", function () {

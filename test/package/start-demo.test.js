@@ -12,17 +12,9 @@
 const assert = require('node:assert/strict');
 const { fork } = require('node:child_process');
 const fs = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
-
-async function deadPort() {
-  const s = net.createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
+const { freePort, proxiedEnv } = require('../helpers/net');
 
 describe('npm start with a dead proxy in the environment', function () {
   this.timeout(90000);
@@ -39,11 +31,8 @@ describe('npm start with a dead proxy in the environment', function () {
 
   it('no red status and no [error] line after the demo has run', async function () {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-demo-'));
-    const port = await deadPort();
-    const proxy = `http://user:secret@127.0.0.1:${port}`;
-    const env = { ...process.env, http_proxy: proxy, HTTP_PROXY: proxy, https_proxy: proxy, HTTPS_PROXY: proxy };
-    delete env.no_proxy;
-    delete env.NO_PROXY;
+    const port = await freePort();
+    const env = proxiedEnv(`http://user:secret@127.0.0.1:${port}`);
     let log = '';
     child = fork(path.join(__dirname, '..', 'helpers', 'demo-child.js'), [path.join(dir, 'user')], { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
     child.stdout.on('data', (d) => (log += d));

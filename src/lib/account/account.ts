@@ -85,142 +85,178 @@ export interface Account {
 
 /** Builds an account from settings already read by a config node. */
 export function createAccount(opts: AccountOptions): Account {
-  const key: AccountKey = {
-    kind: opts.kind,
-    id: opts.id,
-    baseUrl: opts.baseUrl,
-    principal: opts.principal ?? '',
-    ...(opts.identity ? { identity: opts.identity } : {}),
-    ...(opts.binding ? { binding: opts.binding } : {}),
-  };
-  let shared: SharedState | undefined;
-  let sharedResolved = false;
-  const sharedState = (): SharedState | undefined => {
-    if (!sharedResolved) {
-      sharedResolved = true;
-      shared = typeof opts.shared === 'function' ? opts.shared() : opts.shared ?? sharedStateFor(key, opts.config ?? {});
-    }
-    return shared;
-  };
+  return new LazyAccount(opts);
+}
 
-  let client: ApiClient | undefined;
-  let budget: RateBudget | undefined;
-  let local: MemoryRateBudget | undefined;
-  const auths = new Map<string, AuthProvider>();
-  const localAuths = new Map<string, AuthProvider>();
-  const localAuth = (name: string): AuthProvider => {
-    let a = localAuths.get(name);
+/** An account whose parts are built at first use, once (again after close()). */
+class LazyAccount implements Account {
+  readonly key: AccountKey;
+  readonly label: string;
+  readonly statusFeed = new EventEmitter();
+  readonly watch = new AccountWatch();
+  private shared: SharedState | undefined;
+  private sharedResolved = false;
+  private apiClient: ApiClient | undefined;
+  private rateBudget: RateBudget | undefined;
+  private local: MemoryRateBudget | undefined;
+  private readonly auths = new Map<string, AuthProvider>();
+  private readonly localAuths = new Map<string, AuthProvider>();
+  private readonly sources = new Map<string, TokenSource>();
+  private markStore: MarkStore | undefined;
+  private feedLease: FeedLease | undefined;
+  private unwatch: (() => void) | undefined;
+
+  constructor(private readonly opts: AccountOptions) {
+    this.key = {
+      kind: opts.kind,
+      id: opts.id,
+      baseUrl: opts.baseUrl,
+      principal: opts.principal ?? '',
+      ...(opts.identity ? { identity: opts.identity } : {}),
+      ...(opts.binding ? { binding: opts.binding } : {}),
+    };
+    this.label = opts.label;
+    this.statusFeed.setMaxListeners(0);
+    this.unwatch = watchAccount(this);
+  }
+
+  client(): ApiClient {
+    const { opts } = this;
+    if (opts.configError) throw opts.configError;
+    if (!this.apiClient) {
+      this.unwatch ??= watchAccount(this);
+      this.apiClient = new ApiClient({
+        label: opts.label,
+        baseUrl: opts.baseUrl,
+        timeoutMs: opts.timeoutMs,
+        maxConcurrent: opts.maxConcurrent,
+        maxRetries: opts.maxRetries,
+        ...(opts.maxQueue !== undefined ? { maxQueue: opts.maxQueue } : {}),
+        groups: opts.groups,
+        ...(opts.defaultGroup !== undefined ? { defaultGroup: opts.defaultGroup } : {}),
+        tls: opts.tls,
+        ...(opts.throttled ? { throttled: opts.throttled } : {}),
+        observer: this.watch,
+        // A shared (Redis) budget that offers gates is what the client counts with (issue 19).
+        gates: (this.budget as { gates?: MemoryRateBudget['gates'] }).gates ?? this.localBudget().gates,
+      });
+    }
+    return this.apiClient;
+  }
+
+  auth(name: string): AuthProvider {
+    let a = this.auths.get(name);
+    if (a) return a;
+    const local = this.localAuth(name);
+    const s = this.sharedState();
+    // A bearer token shared between instances (renewable tokens only; static headers stay).
+    a = s?.tokenSource && local.renew ? new TokenSourceAuth(s.tokenSource(this.key, name, this.tokens(name)), local.hint ?? 'Check the credentials in the config node.') : local;
+    this.auths.set(name, a);
+    return a;
+  }
+
+  tokens(name: string): TokenSource {
+    let t = this.sources.get(name);
+    if (!t) {
+      t = new AuthTokenSource(
+        () => this.localAuth(name),
+        () => this.client(),
+      );
+      this.sources.set(name, t);
+    }
+    return t;
+  }
+
+  get budget(): RateBudget {
+    if (!this.rateBudget) {
+      const s = this.sharedState();
+      this.rateBudget = s?.rateBudget ? s.rateBudget(this.key, this.localBudget()) : this.localBudget();
+    }
+    return this.rateBudget;
+  }
+
+  get marks(): MarkStore {
+    if (!this.markStore) {
+      const s = this.sharedState();
+      this.markStore = s?.markStore ? s.markStore(this.key, new MemoryMarkStore()) : new MemoryMarkStore();
+    }
+    return this.markStore;
+  }
+
+  get lease(): FeedLease {
+    if (!this.feedLease) {
+      const s = this.sharedState();
+      this.feedLease = s?.feedLease ? s.feedLease(this.key, new MemoryFeedLease()) : new MemoryFeedLease();
+    }
+    return this.feedLease;
+  }
+
+  async figures(): Promise<AccountFigures> {
+    const { opts } = this;
+    return {
+      account: opts.name || opts.label,
+      at: new Date().toISOString(),
+      // Not resolved yet: asked without keeping the answer (a backend may not have started yet).
+      shared: (this.sharedResolved ? this.shared : typeof opts.shared === 'function' ? undefined : opts.shared ?? sharedStateFor(this.key, opts.config ?? {})) ? 'redis' : 'local',
+      groups: await this.groupFigures(),
+      token: this.tokenFigures(),
+      feeds: this.watch.feedFigures(),
+      lastError: this.watch.lastError(),
+    };
+  }
+
+  async close(): Promise<void> {
+    this.unwatch?.();
+    this.unwatch = undefined;
+    const c = this.apiClient;
+    const b = this.rateBudget;
+    const l = this.local;
+    this.apiClient = undefined;
+    this.rateBudget = undefined;
+    this.local = undefined;
+    this.auths.clear();
+    this.localAuths.clear();
+    const ts = [...this.sources.values()];
+    this.sources.clear();
+    await Promise.allSettled([c?.close(), b && b !== l ? b.close() : undefined, l?.close(), ...ts.map((t) => t.close())]);
+  }
+
+  /** The shared-state backend, asked once (undefined: everything is in-process). */
+  private sharedState(): SharedState | undefined {
+    if (!this.sharedResolved) {
+      this.sharedResolved = true;
+      const { opts } = this;
+      this.shared = typeof opts.shared === 'function' ? opts.shared() : opts.shared ?? sharedStateFor(this.key, opts.config ?? {});
+    }
+    return this.shared;
+  }
+
+  /** The config node's own auth provider `name` (built once). */
+  private localAuth(name: string): AuthProvider {
+    let a = this.localAuths.get(name);
     if (!a) {
-      const make = opts.auth[name];
-      if (!make) throw new GatewayError('BAD_INPUT', `account ${opts.label}: no "${name}" credentials`, { field: 'credentials' });
+      const make = this.opts.auth[name];
+      if (!make) throw new GatewayError('BAD_INPUT', `account ${this.opts.label}: no "${name}" credentials`, { field: 'credentials' });
       a = make();
-      localAuths.set(name, a);
+      this.localAuths.set(name, a);
     }
     return a;
-  };
-  const sources = new Map<string, TokenSource>();
-  let marks: MarkStore | undefined;
-  let lease: FeedLease | undefined;
-  const statusFeed = new EventEmitter();
-  statusFeed.setMaxListeners(0);
-  const watch = new AccountWatch();
-  let unwatch: (() => void) | undefined;
+  }
 
-  const localBudget = (): MemoryRateBudget => {
-    local ??= new MemoryRateBudget({ label: opts.label, maxConcurrent: opts.maxConcurrent, maxQueue: opts.maxQueue ?? 10000, groups: opts.groups });
-    return local;
-  };
+  private localBudget(): MemoryRateBudget {
+    const { opts } = this;
+    this.local ??= new MemoryRateBudget({ label: opts.label, maxConcurrent: opts.maxConcurrent, maxQueue: opts.maxQueue ?? 10000, groups: opts.groups });
+    return this.local;
+  }
 
-  const account: Account = {
-    key,
-    label: opts.label,
-    client() {
-      if (opts.configError) throw opts.configError;
-      if (!client) {
-        unwatch ??= watchAccount(account);
-        client = new ApiClient({
-          label: opts.label,
-          baseUrl: opts.baseUrl,
-          timeoutMs: opts.timeoutMs,
-          maxConcurrent: opts.maxConcurrent,
-          maxRetries: opts.maxRetries,
-          ...(opts.maxQueue !== undefined ? { maxQueue: opts.maxQueue } : {}),
-          groups: opts.groups,
-          ...(opts.defaultGroup !== undefined ? { defaultGroup: opts.defaultGroup } : {}),
-          tls: opts.tls,
-          ...(opts.throttled ? { throttled: opts.throttled } : {}),
-          observer: watch,
-          // A shared (Redis) budget that offers gates is what the client counts with (issue 19).
-          gates: (account.budget as { gates?: MemoryRateBudget['gates'] }).gates ?? localBudget().gates,
-        });
-      }
-      return client;
-    },
-    auth(name) {
-      let a = auths.get(name);
-      if (a) return a;
-      const local = localAuth(name);
-      const s = sharedState();
-      // A bearer token shared between instances (renewable tokens only; static headers stay).
-      a = s?.tokenSource && local.renew ? new TokenSourceAuth(s.tokenSource(key, name, account.tokens(name)), local.hint ?? 'Check the credentials in the config node.') : local;
-      auths.set(name, a);
-      return a;
-    },
-    tokens(name) {
-      let t = sources.get(name);
-      if (!t) {
-        t = new AuthTokenSource(() => localAuth(name), () => account.client());
-        sources.set(name, t);
-      }
-      return t;
-    },
-    get budget() {
-      if (!budget) {
-        const s = sharedState();
-        budget = s?.rateBudget ? s.rateBudget(key, localBudget()) : localBudget();
-      }
-      return budget;
-    },
-    get marks() {
-      if (!marks) {
-        const s = sharedState();
-        marks = s?.markStore ? s.markStore(key, new MemoryMarkStore()) : new MemoryMarkStore();
-      }
-      return marks;
-    },
-    get lease() {
-      if (!lease) {
-        const s = sharedState();
-        lease = s?.feedLease ? s.feedLease(key, new MemoryFeedLease()) : new MemoryFeedLease();
-      }
-      return lease;
-    },
-    statusFeed,
-    watch,
-    figures: () => figures(),
-    async close() {
-      unwatch?.();
-      unwatch = undefined;
-      const c = client;
-      const b = budget;
-      const l = local;
-      client = undefined;
-      budget = undefined;
-      local = undefined;
-      auths.clear();
-      localAuths.clear();
-      const ts = [...sources.values()];
-      sources.clear();
-      await Promise.allSettled([c?.close(), b && b !== l ? b.close() : undefined, l?.close(), ...ts.map((t) => t.close())]);
-    },
-  };
   /** Each group's figures from the gates the client counts with (nothing is built here). */
-  const groupFigures = async (): Promise<Record<string, GroupFigures>> => {
+  private async groupFigures(): Promise<Record<string, GroupFigures>> {
+    const { rateBudget: budget, local } = this;
     const gates = budget ? (budget as { gates?: MemoryRateBudget['gates'] }).gates ?? (budget === local ? local.gates : undefined) : local?.gates;
     let fleet: Record<string, number> | undefined;
-    if (budget?.fleetUsed && client) fleet = await budget.fleetUsed();
+    if (budget?.fleetUsed && this.apiClient) fleet = await budget.fleetUsed();
     const out: Record<string, GroupFigures> = {};
-    for (const [name, g] of Object.entries(opts.groups ?? {})) {
+    for (const [name, g] of Object.entries(this.opts.groups ?? {})) {
       const lim = gates?.limiters.get(name) as (SlidingWindowLimiter & { waiting?: number }) | undefined;
       const limit = g.calls > 0 && g.windowMs > 0 ? g.calls : 0;
       out[name] = {
@@ -229,32 +265,18 @@ export function createAccount(opts: AccountOptions): Account {
         used: fleet?.[name] ?? (typeof lim?.used === 'number' ? lim.used : 0),
         waiting: lim ? lim.waiting ?? lim.queued ?? 0 : 0,
         inFlight: typeof lim?.inFlightCalls === 'number' ? lim.inFlightCalls : 0,
-        throttled: watch.throttledCount(name),
+        throttled: this.watch.throttledCount(name),
       };
     }
     return out;
-  };
+  }
 
-  const tokenFigures = (): AccountFigures['token'] => {
-    const a = auths.get('bearer');
+  private tokenFigures(): AccountFigures['token'] {
+    const a = this.auths.get('bearer');
     if (!a) return { state: 'none', expiresInSeconds: null };
     // A static token (no state) is held as long as the account is.
     const state = a.tokenState ? a.tokenState() ?? 'valid' : 'valid';
     const left = state === 'valid' ? a.expiresInMs?.() : undefined;
     return { state, expiresInSeconds: left !== undefined && Number.isFinite(left) ? Math.round(left / 1000) : null };
-  };
-
-  const figures = async (): Promise<AccountFigures> => ({
-    account: opts.name || opts.label,
-    at: new Date().toISOString(),
-    // Not resolved yet: asked without keeping the answer (a backend may not have started yet).
-    shared: (sharedResolved ? shared : typeof opts.shared === 'function' ? undefined : opts.shared ?? sharedStateFor(key, opts.config ?? {})) ? 'redis' : 'local',
-    groups: await groupFigures(),
-    token: tokenFigures(),
-    feeds: watch.feedFigures(),
-    lastError: watch.lastError(),
-  });
-
-  unwatch = watchAccount(account);
-  return account;
+  }
 }

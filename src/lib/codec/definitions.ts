@@ -81,6 +81,18 @@ function readField(ctx: Ctx, el: XmlElement, parent: string, depth: number): Fie
   if (!(FIELD_KINDS as readonly string[]).includes(type)) fail(ctx, el, where, `unknown field kind xsi:type="${type}"; known: ${FIELD_KINDS.join(', ')}`);
   const kind = type as FieldKind;
   const f: FieldDef = { name: fname, kind, optional: flag(el, 'Optional'), size: 0, fixed: flag(el, 'Fixed'), items: [], fields: [], line: el.line };
+  readKind(ctx, el, f, where, depth);
+  const def = child(el, 'Default');
+  if (def) {
+    const problem = checkDefault(f, def.text);
+    if (problem) fail(ctx, def, where, `<Default> ${problem}`);
+    f.default = def.text;
+  }
+  return f;
+}
+
+/** What the field's kind needs: its Size, Items and element Fields, checked. */
+function readKind(ctx: Ctx, el: XmlElement, f: FieldDef, where: string, depth: number): void {
   const size = (lo: number, hi: number) => (f.size = intIn(ctx, el, 'Size', where, lo, hi));
   const items = () => {
     const list = child(el, 'Items');
@@ -91,7 +103,7 @@ function readField(ctx: Ctx, el: XmlElement, parent: string, depth: number): Fie
     if (depth > 16) fail(ctx, el, where, 'arrays nested more than 16 deep');
     f.fields = readFields(ctx, child(el, 'Fields'), where, depth + 1);
   };
-  switch (kind) {
+  switch (f.kind) {
     case 'BooleanField':
       f.size = 1;
       break;
@@ -126,13 +138,6 @@ function readField(ctx: Ctx, el: XmlElement, parent: string, depth: number): Fie
       // DynamicField has no size; PropertyField and MessageField are refused on use.
       break;
   }
-  const def = child(el, 'Default');
-  if (def) {
-    const problem = checkDefault(f, def.text);
-    if (problem) fail(ctx, def, where, `<Default> ${problem}`);
-    f.default = def.text;
-  }
-  return f;
 }
 
 function checkDefault(f: FieldDef, text: string): string | undefined {

@@ -43,13 +43,13 @@
  */
 import type { FeedMark, MarkStore } from '../account/types';
 import { GatewayError, badInput } from '../common/errors';
-import { formatUtcSeconds, parseUtcSeconds } from './time';
+import { parseUtcSeconds } from './time';
 import { GO_ON, unreadableMark } from './stores';
+import { checkReply, freshRecords, nextMark, type CrowdedSecond } from './reply';
+
+export { API_MAX_PER_REPLY, type CrowdedSecond } from './reply';
 
 /** One reply of the feed, as the caller's fetcher returns it. */
-/** The most records the API documents in one status or from-mobile reply (real-services.md). */
-export const API_MAX_PER_REPLY = 500;
-
 export interface FeedPage<R> {
   records: R[];
   /** The reply's `NextFromUTC` unchanged (null, "" or undefined when it had none). */
@@ -63,13 +63,6 @@ export interface FeedEmitInfo {
   /** The mark after this reply (the next `FromUTC`). */
   nextFromUtc: string;
   /** Records in the reply (new and already emitted). */
-  fetched: number;
-}
-
-export interface CrowdedSecond {
-  /** The second that held a full reply (`yyyy-MM-dd HH:mm:ss`). */
-  second: string;
-  /** How many of its records were fetched (the rest, if any, cannot be). */
   fetched: number;
 }
 
@@ -300,89 +293,52 @@ export class FeedReader<R> {
 
   /** One request and its reply: emit what is new, write the mark. `more`: the reply was full. */
   private async page(signal: AbortSignal): Promise<{ emitted: number; more: boolean }> {
+    const { o } = this;
     const state = await this.load();
     const gen = this.generation;
     const from = state.fromUtc;
-    const fromSec = parseUtcSeconds(from)!;
-    const reply = await this.o.fetchPage(from, signal);
+    const reply = await o.fetchPage(from, signal);
     if (gen !== this.generation) throw new Superseded();
-    const records = Array.isArray(reply.records) ? reply.records : [];
-    const most = Math.max(this.o.pageSize, API_MAX_PER_REPLY);
-    if (records.length > most) {
-      throw new GatewayError('BAD_RESPONSE', `the reply holds ${records.length} records, more than the ${most} a reply may hold (the API's ${API_MAX_PER_REPLY}, or "Full at" when larger); nothing emitted, the mark stays at ${from}`);
-    }
+    const rules = { pageSize: o.pageSize, time: o.time, maxAheadMs: o.maxAheadMs ?? FEED_BOUNDS.maxAheadMs, now: this.now };
+    const checked = checkReply(reply.records, reply.nextFromUtc, from, rules);
+    const fresh = freshRecords(checked, state, o.key, this.recent);
+    const full = checked.records.length >= o.pageSize;
+    const { next, crowded } = nextMark(checked, state, gen, full, o.key);
 
-    const rawNext = reply.nextFromUtc;
-    let nextSec: number | undefined;
-    if (rawNext !== null && rawNext !== undefined && rawNext !== '') {
-      nextSec = parseUtcSeconds(rawNext);
-      if (nextSec === undefined) {
-        throw new GatewayError('BAD_RESPONSE', `NextFromUTC "${String(rawNext).slice(0, 30)}" is not a UTC time as yyyy-MM-dd HH:mm:ss; the mark stays at ${from}`);
-      }
-    }
-    // A record without a readable time counts as the mark's second (it can only be later).
-    const secs = records.map((r) => parseUtcSeconds(this.o.time(r)) ?? fromSec);
-    if (nextSec === undefined && records.length) nextSec = secs.reduce((a, b) => (b > a ? b : a), fromSec);
-    if (nextSec === undefined || nextSec < fromSec) nextSec = fromSec;
-    // A mark far ahead of the clock would stop the feed until that day: refused, mark kept.
-    const aheadMs = nextSec * 1000 - this.now();
-    if (nextSec > fromSec && aheadMs > (this.o.maxAheadMs ?? FEED_BOUNDS.maxAheadMs)) {
-      throw new GatewayError('BAD_RESPONSE', `NextFromUTC ${formatUtcSeconds(nextSec)} is ${Math.round(aheadMs / 3_600_000)} h ahead of this machine's clock; nothing emitted, the mark stays at ${from} (check the gateway's and this machine's clocks)`);
-    }
-
-    const seen = new Set(state.seen);
-    const fresh: R[] = [];
-    records.forEach((r, i) => {
-      // A record before the mark's second was read before (the service should not send it).
-      if (secs[i]! < fromSec) return;
-      const k = this.o.key(r);
-      if (seen.has(k)) return;
-      seen.add(k);
-      // Emitted recently at another second (a broken or hostile gateway): not again.
-      if (this.recent.has(k)) return;
-      fresh.push(r);
-    });
-
-    const full = records.length >= this.o.pageSize;
-    let crowded: CrowdedSecond | undefined;
-    let markSec = nextSec;
-    if (full && nextSec === fromSec) {
-      // The whole reply is one second (or NextFromUTC did not move): step past it.
-      markSec = fromSec + 1;
-      crowded = { second: from, fetched: secs.filter((s) => s === fromSec).length };
-    }
-    // Keys to keep: every key at or after the new mark's second (the mark's second itself,
-    // normally). Keys of the old mark's second stay only while the mark stays there.
-    const keep = new Set<string>();
-    if (markSec === fromSec) for (const k of state.seen) keep.add(k);
-    records.forEach((r, i) => {
-      if (secs[i]! >= markSec) keep.add(this.o.key(r));
-    });
-    const next: FeedMark = { fromUtc: formatUtcSeconds(markSec), seen: [...keep], generation: gen };
-
-    // A shared feed: emitted only while this instance holds the lease, and the mark is
-    // written with the fencing token of that emit (not of a later holder: see write()).
-    let fence: number | undefined;
-    if (this.o.fence) {
-      fence = this.o.fence();
-      if (fence === undefined) throw lostLease(this.o.feed, from);
-    }
-    for (const r of fresh) this.recent.add(this.o.key(r));
-    if (fresh.length) await this.o.emit(fresh, { fromUtc: from, nextFromUtc: next.fromUtc, fetched: records.length });
-    if (crowded) this.o.onCrowded?.(crowded);
-    // The start mark is written with the first reply, so that "now" stays the node's first
-    // start even if nothing comes before a restart.
-    const changed = this.unsaved || next.fromUtc !== state.fromUtc || next.seen.length !== state.seen.length || next.seen.some((k, i) => k !== state.seen[i]);
-    if (changed) {
-      this.state = next;
-      this.unsaved = false;
-      // Written after the emit: a kill in between repeats this reply, never skips it.
-      await this.commit(next, fence);
-    }
+    const fence = this.emitFence(from);
+    for (const r of fresh) this.recent.add(o.key(r));
+    if (fresh.length) await o.emit(fresh, { fromUtc: from, nextFromUtc: next.fromUtc, fetched: checked.records.length });
+    if (crowded) o.onCrowded?.(crowded);
+    await this.advance(state, next, fence);
     // After stepping past a second, go on at once only if the reply brought something new;
     // otherwise the next poll goes on (never a run of requests that bring nothing).
     if (crowded) return { emitted: fresh.length, more: fresh.length > 0 };
     return { emitted: fresh.length, more: full };
+  }
+
+  /**
+   * Moves the mark from `state` to `next` when it changed. The start mark is written with the
+   * first reply, so that "now" stays the node's first start even if nothing comes before a restart.
+   */
+  private async advance(state: FeedMark, next: FeedMark, fence: number | undefined): Promise<void> {
+    const changed = this.unsaved || next.fromUtc !== state.fromUtc || next.seen.length !== state.seen.length || next.seen.some((k, i) => k !== state.seen[i]);
+    if (!changed) return;
+    this.state = next;
+    this.unsaved = false;
+    // Written after the emit: a kill in between repeats this reply, never skips it.
+    await this.commit(next, fence);
+  }
+
+  /**
+   * A shared feed (a lease gives the fence): a reply is emitted only while this instance
+   * holds the lease, and its mark is written with the fencing token of that emit, never
+   * of a later lease. Undefined when the feed is not shared.
+   */
+  private emitFence(from: string): number | undefined {
+    if (!this.o.fence) return undefined;
+    const fence = this.o.fence();
+    if (fence === undefined) throw lostLease(this.o.feed, from);
+    return fence;
   }
 
   /**

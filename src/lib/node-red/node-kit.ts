@@ -72,6 +72,138 @@ export function nodeAbortController(): AbortController {
   return c;
 }
 
+/**
+ * The input wrapper's state: the msgs in flight (a count, not a set of promises: no promise
+ * per msg to track) and what the status shows: blue "requesting (n)" while msgs are in
+ * flight, blue "waiting for a SEND slot (23 s)" while a call waits for a rate-limit slot,
+ * red on a failure, the node's idle status (default: none) when nothing is in flight.
+ */
+class InputState implements InputHandle {
+  private inFlight = 0;
+  /** Set while closing: called once the last pending msg has ended. */
+  private onDrained: (() => void) | undefined;
+  private busyShown = false;
+  private busyAt = 0;
+  // Translated once per node: i18next on every msg was a tenth of the CPU time of a call (issue 6).
+  private requesting: string | undefined;
+  // Calls waiting for a rate-limit slot: shown after half a second of waiting, with the
+  // limiter's own estimate, refreshed every second (one timer per node, only while waiting).
+  private readonly waits = new Set<SlotWait>();
+  private waitTimer: NodeJS.Timeout | undefined;
+  private waitShown = false;
+  /** What a call waiting for a slot reports to (setWaitReporter). */
+  readonly reporter = { begin: (w: SlotWait) => this.beginWait(w) };
+
+  constructor(
+    private readonly RED: NodeAPI,
+    private readonly node: Node,
+    private readonly idleStatus?: () => NodeStatus | undefined,
+  ) {}
+
+  get pending(): number {
+    return this.inFlight;
+  }
+
+  /** A msg arrives. */
+  begin(): void {
+    this.inFlight++;
+    this.busy();
+  }
+
+  /** Ends one msg: done() after a success (its sends are made), done(err) after a failure. */
+  end(msg: Msg, done: (err?: Error) => void, err?: GatewayError): void {
+    this.inFlight--;
+    if (err) {
+      this.fail(err);
+      // The HTTP status of the failed reply reaches Catch nodes as msg.statusCode.
+      if (err.statusCode !== undefined) msg.statusCode = err.statusCode;
+      done(err);
+    } else {
+      if (this.inFlight === 0) this.idle();
+      else this.busy();
+      done();
+    }
+    if (this.inFlight === 0 && this.onDrained) {
+      const drained = this.onDrained;
+      this.onDrained = undefined;
+      drained();
+    }
+  }
+
+  /** Calls `drained` once every pending msg has ended (each ends in its send or done(err) first). */
+  whenDrained(drained: () => void): void {
+    if (this.inFlight === 0) void Promise.resolve().then(drained);
+    else this.onDrained = drained;
+  }
+
+  idle(): void {
+    this.busyShown = false;
+    this.waitShown = false;
+    this.node.status(this.idleStatus?.() ?? {});
+  }
+
+  // Status only changes when it says something new: on becoming busy, and then the count
+  // at most every 500 ms (a status update per msg was a measurable share of a call).
+  busy(): void {
+    const now = Date.now();
+    if (this.busyShown && now - this.busyAt < 500) return;
+    this.requesting ??= t(this.RED, 'status.requesting');
+    this.busyShown = true;
+    this.busyAt = now;
+    this.node.status({ fill: 'blue', shape: 'dot', text: `${this.requesting}${this.inFlight > 1 ? ` (${this.inFlight})` : ''}` });
+  }
+
+  fail(err: GatewayError): void {
+    this.busyShown = false;
+    this.node.status(errorStatus(this.RED, err));
+  }
+
+  /** Stops the refresh of a wait's status (the node closes). */
+  stop(): void {
+    clearInterval(this.waitTimer);
+    this.waitTimer = undefined;
+  }
+
+  /** A call starts waiting for a slot; the function returned ends its wait. */
+  private beginWait(w: SlotWait): () => void {
+    this.waits.add(w);
+    this.waitTimer ??= setInterval(() => this.showWait(), 1000);
+    this.waitTimer.unref?.();
+    const first = setTimeout(() => this.showWait(), 500);
+    first.unref?.();
+    return () => {
+      clearTimeout(first);
+      this.waits.delete(w);
+      if (this.waits.size > 0) return;
+      this.stop();
+      if (this.waitShown && this.inFlight > 0) {
+        this.waitShown = false;
+        this.busy();
+      }
+    };
+  }
+
+  private showWait(): void {
+    if (this.inFlight === 0 || this.waits.size === 0) return;
+    let first: SlotWait | undefined;
+    for (const w of this.waits) if (!first || w.since < first.since) first = w;
+    if (!first || Date.now() - first.since < 500) return;
+    this.waitShown = true;
+    this.busyShown = false;
+    this.node.status({ fill: 'blue', shape: 'ring', text: this.waitText(first) });
+  }
+
+  /** The catalogue's text; English when the catalogue is not loaded (t() gives the key back). */
+  private waitText(first: SlotWait): string {
+    const s = Math.ceil(first.remaining() / 1000);
+    const say = (key: string, vars: Record<string, string | number>, english: string) => {
+      const out = t(this.RED, `status.${key}`, vars);
+      return out === key ? english : out;
+    };
+    return s > 0 ? say('waitingSlotFor', { group: first.group, s }, `waiting for a ${first.group} slot (${s} s)`) : say('waitingSlot', { group: first.group }, `waiting for a ${first.group} slot`);
+  }
+}
+
 export function handleInput(
   RED: NodeAPI,
   node: Node,
@@ -79,112 +211,17 @@ export function handleInput(
   options: InputOptions = {},
 ): InputHandle {
   const controller = nodeAbortController();
-  // Messages started and not yet ended (a count, not a set of promises: no promise per msg to track).
-  let inFlight = 0;
-  /** Set while closing: called once the last pending msg has ended. */
-  let onDrained: (() => void) | undefined;
-  let busyShown = false;
-  let busyAt = 0;
-
-  const showIdle = () => {
-    busyShown = false;
-    waitShown = false;
-    const s = options.idleStatus?.();
-    node.status(s ?? {});
-  };
-  // Translated once per node: i18next on every msg was a tenth of the CPU time of a call (issue 6).
-  let requesting: string | undefined;
-  // Status only changes when it says something new: on becoming busy, and then the count
-  // at most every 500 ms (a status update per msg was a measurable share of a call).
-  const showBusy = () => {
-    const now = Date.now();
-    if (busyShown && now - busyAt < 500) return;
-    requesting ??= t(RED, 'status.requesting');
-    busyShown = true;
-    busyAt = now;
-    node.status({ fill: 'blue', shape: 'dot', text: `${requesting}${inFlight > 1 ? ` (${inFlight})` : ''}` });
-  };
-
-  // Calls waiting for a rate-limit slot: shown after half a second of waiting, with the
-  // limiter's own estimate, refreshed every second (one timer per node, only while waiting).
-  const waits = new Set<SlotWait>();
-  let waitTimer: NodeJS.Timeout | undefined;
-  let waitShown = false;
-  const showWait = () => {
-    if (inFlight === 0 || waits.size === 0) return;
-    const now = Date.now();
-    let first: SlotWait | undefined;
-    for (const w of waits) if (!first || w.since < first.since) first = w;
-    if (!first || now - first.since < 500) return;
-    const s = Math.ceil(first.remaining() / 1000);
-    // The catalogue's text; English when the catalogue is not loaded (t() gives the key back).
-    const say = (key: string, vars: Record<string, string | number>, english: string) => {
-      const out = t(RED, `status.${key}`, vars);
-      return out === key ? english : out;
-    };
-    const text = s > 0 ? say('waitingSlotFor', { group: first.group, s }, `waiting for a ${first.group} slot (${s} s)`) : say('waitingSlot', { group: first.group }, `waiting for a ${first.group} slot`);
-    waitShown = true;
-    busyShown = false;
-    node.status({ fill: 'blue', shape: 'ring', text });
-  };
-  const reporter = {
-    begin(w: SlotWait) {
-      waits.add(w);
-      waitTimer ??= setInterval(showWait, 1000);
-      waitTimer.unref?.();
-      const first = setTimeout(showWait, 500);
-      first.unref?.();
-      return () => {
-        clearTimeout(first);
-        waits.delete(w);
-        if (waits.size === 0) {
-          clearInterval(waitTimer);
-          waitTimer = undefined;
-          if (waitShown && inFlight > 0) {
-            waitShown = false;
-            showBusy();
-          }
-        }
-      };
-    },
-  };
-  setWaitReporter(controller.signal, reporter);
-  for (const s of options.waitSignals ?? []) setWaitReporter(s, reporter);
-
-  const handle: InputHandle = {
-    get pending() {
-      return inFlight;
-    },
-    fail(err) {
-      busyShown = false;
-      node.status(errorStatus(RED, err));
-    },
-    idle: showIdle,
-  };
+  const state = new InputState(RED, node, options.idleStatus);
+  setWaitReporter(controller.signal, state.reporter);
+  for (const s of options.waitSignals ?? []) setWaitReporter(s, state.reporter);
 
   node.on('input', (msg: NodeMessageInFlow, send: SendFn, done: (err?: Error) => void) => {
-    inFlight++;
-    showBusy();
+    state.begin();
     let ended = false;
     const finish = (err?: GatewayError) => {
       if (ended) return;
       ended = true;
-      inFlight--;
-      if (err) {
-        handle.fail(err);
-        // The HTTP status of the failed reply reaches Catch nodes as msg.statusCode.
-        if (err.statusCode !== undefined) (msg as Msg).statusCode = err.statusCode;
-        done(err);
-      } else {
-        if (inFlight === 0) showIdle();
-        else showBusy();
-        done();
-      }
-      if (inFlight === 0 && onDrained) {
-        const drained = onDrained;
-        onDrained = undefined;
-        drained();
-      }
+      state.end(msg as Msg, done, err);
     };
     try {
       onInput(msg as Msg, send, { signal: controller.signal }).then(
@@ -197,18 +234,14 @@ export function handleInput(
   });
 
   node.on('close', (_removed: boolean, done: () => void) => {
-    clearInterval(waitTimer);
-    waitTimer = undefined;
+    state.stop();
     controller.abort(new GatewayError('NETWORK', 'the node was closed (redeploy or shutdown) before the work finished'));
-    const closed = () => {
+    state.whenDrained(() => {
       node.status({});
       done();
-    };
-    // Done once every pending msg has ended (each ends in its send or done(err) first).
-    if (inFlight === 0) void Promise.resolve().then(closed);
-    else onDrained = closed;
+    });
   });
-  return handle;
+  return state;
 }
 
 const ENV_RE = /^\$\{([^}]+)\}$/;

@@ -15,77 +15,20 @@
  *   status and one warning at deploy, and the file above is used instead.
  * - a shared account (`gw.account.lease.shared`, e.g. Redis): the account's mark store.
  */
-import * as path from 'node:path';
-import type { Node, NodeAPI, NodeMessage, NodeStatus } from 'node-red';
-import type { FeedLease, MarkStore } from '../account/types';
-import type { GatewayNode } from './config-nodes';
-import { GatewayError, badInput, toGatewayError } from '../common/errors';
-import { isSettingError } from '../common/setting-error';
-import { errorStatus, handleInput, isPlainObject, mergeQuery, numberSetting, t, type Msg, nodeAbortController } from './node-kit';
-import { FeedReader, type CrowdedSecond, type FeedEmitInfo, type FeedPage } from '../feed/reader';
-import { ContextMarkStore, FallbackMarkStore, FileMarkStore, needsReset, type ContextLike } from '../feed/stores';
-import { parseUtcSeconds } from '../feed/time';
-import { startMark } from '../feed/start';
+import type { Node, NodeAPI, NodeMessage } from 'node-red';
 import type { FeedReporter } from '../account/figures';
+import type { GatewayNode } from './config-nodes';
+import { GatewayError, toGatewayError } from '../common/errors';
+import { isSettingError } from '../common/setting-error';
+import { errorStatus, numberSetting, t, nodeAbortController, type InputHandle } from './node-kit';
+import { FeedReader, type CrowdedSecond, type FeedEmitInfo, type FeedPage } from '../feed/reader';
+import { startMark } from '../feed/start';
+import { pollerStore, type PollerStore } from './poller-store';
+import { LastMinute, failureStatus, markStatus, pollerFigures, type PollOk, type PollerView } from './poller-status';
+import { pollerControl, type PollerControl } from './poller-control';
 
-/** Where older versions kept the mark (a plain string) in node context. */
-export const LEGACY_MARK_KEY = 'nextFromUTC';
-/** The mark in node context (a named store): {fromUtc, seen, generation}. */
-export const MARK_KEY = 'feedMark';
-/** Folder under the user directory with one mark file per poller. */
-export const FEED_DIR = 'iotgw-feeds';
-
-/** "12 s", "3 min", "5 h", "2 d". */
-export function behindText(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 120) return `${s} s`;
-  if (s < 7200) return `${Math.round(s / 60)} min`;
-  if (s < 172800) return `${Math.round(s / 3600)} h`;
-  return `${Math.round(s / 86400)} d`;
-}
-
-/** The context stores this Node-RED has (settings.js contextStorage); undefined: unknown. */
-export function contextStores(RED: NodeAPI): string[] | undefined {
-  try {
-    const cs = (RED.settings as unknown as { contextStorage?: Record<string, unknown> }).contextStorage;
-    if (cs === undefined || cs === null) return ['default', 'memory'];
-    if (typeof cs !== 'object') return undefined;
-    const names = Object.keys(cs);
-    return names.includes('default') ? names : ['default', ...names];
-  } catch {
-    return undefined;
-  }
-}
-
-/** English texts both pollers share (each node adds its own warn.crowded). */
-export const POLLER_TEXTS: Record<string, string> = {
-  'status.mark': 'at __mark__ UTC · __behind__ behind · __count__ new',
-  'status.missingStore': 'no context store "__store__"',
-  'status.standby': 'standby (another instance polls)',
-  'status.sharedDown': 'shared state (Redis) unreachable: not polling',
-  'status.sendFromUtc': 'send {fromUTC}',
-  'warn.missingStore': 'context store "__store__" is not configured in settings.js (contextStorage): the mark is kept in __used__ instead',
-};
-
-/**
- * A poller node's translator: its catalogue (`<type>.` keys), with the shared English texts and
- * its crowded-second warning (naming what it polls, `noun`) when no catalogue is loaded.
- */
-export function pollerTexts(RED: NodeAPI, type: string, noun: string) {
-  return nodeTexts(RED, `@iotgateway/node-red-gateway/${type}:${type}.`, {
-    ...POLLER_TEXTS,
-    'warn.crowded': `the second __second__ filled a whole reply (__fetched__ of its ${noun} fetched): any more ${noun} of that second cannot be fetched; polling goes on from the next second`,
-  });
-}
-
-/** A node's translator with English fallbacks (for an embedded runtime without its catalogue). */
-export function nodeTexts(RED: NodeAPI, ns: string, en: Record<string, string>) {
-  return (key: string, vars: Record<string, string | number> = {}): string => {
-    const out = RED._(ns + key, vars);
-    if (out !== ns + key && out !== key && !out.endsWith(key)) return out;
-    return (en[key] ?? key).replace(/__(\w+)__/g, (m, k: string) => (k in vars ? String(vars[k]) : m));
-  };
-}
+export { LEGACY_MARK_KEY, MARK_KEY, FEED_DIR, contextStores } from './poller-store';
+export { POLLER_TEXTS, behindText, nodeTexts, pollerTexts } from './poller-status';
 
 /** The settings both poller nodes share. */
 export interface PollerSettings {
@@ -122,303 +65,269 @@ export interface PollerNodeOptions<R> {
 /** Lets Node-RED deliver what was just sent before the mark moves past it (bounded memory). */
 export const delivered = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
 
+/**
+ * Runs a poller node: its mark store, its reader, the control input, the close; the first
+ * poll soon after start, then every interval.
+ */
 export function runPollerNode<R>(o: PollerNodeOptions<R>): void {
-  const { RED, node, config, gw, feed, tp } = o;
-  const intervalMs = Math.round(numberSetting(config.intervalSeconds, 60, 1, 86400) * 1000);
-  const pageSize = Math.round(numberSetting(config.fullAt, 500, 1, 1_000_000));
-  const closing = nodeAbortController();
+  const { RED, node, gw } = o;
+  const poller = new FeedPoller(o);
+  node.on('close', (removed: boolean, done: () => void) => {
+    void poller.close(removed).then(() => done());
+  });
+  const broken = gw instanceof GatewayError ? gw : poller.reader instanceof GatewayError ? poller.reader : undefined;
+  if (broken) {
+    node.status(errorStatus(RED, broken));
+    node.error(broken.message);
+    return;
+  }
+  node.status(markStatus(RED, o.tp, poller));
+  // First poll soon after start, then every interval.
+  poller.schedule(250);
+}
 
-  let timer: NodeJS.Timeout | undefined;
-  let running = config.autoStart !== false;
-  let current: Promise<void> | undefined;
-  let again = false;
-  let nextQuery: Record<string, unknown> | undefined;
-  let lastFailure: string | undefined;
+/** A poller's life: polls on its schedule or when asked, stands by without the lease, reports. */
+class FeedPoller<R> implements PollerControl, PollerView {
+  readonly reader: FeedReader<R> | GatewayError;
+  running: boolean;
+  lastOk: PollOk | undefined;
+  private readonly intervalMs: number;
+  private readonly closing = nodeAbortController();
+  private readonly place: PollerStore;
+  private readonly input: InputHandle;
+  /** The account's figures (its status node, the editor's sidebar): read only when asked. */
+  private readonly reporter: FeedReporter;
+  private readonly lastMinute = new LastMinute();
+  private timer: NodeJS.Timeout | undefined;
+  private current: Promise<void> | undefined;
+  private again = false;
+  private nextQuery: Record<string, unknown> | undefined;
+  private lastFailure: string | undefined;
   /** The config node's settings are wrong: no more timer polls (a redeploy builds a new node). */
-  let settingError = false;
-  let lastOk: { at: number; count: number } | undefined;
-  let closed = false;
+  private settingError = false;
+  private closed = false;
   /** Input msgs waiting on the poll in progress: their done(err) is its Catch message. */
-  let msgWaiting = 0;
-  let storeWarning: string | undefined;
+  private msgWaiting = 0;
+  private acquiring = false;
+  private downWarned = false;
 
-  // Where the mark lives.
-  const ctx = node.context() as unknown as ContextLike;
-  const userDir = (RED.settings as unknown as { userDir?: string }).userDir;
-  let store: MarkStore;
-  const named = config.contextStore ? String(config.contextStore).trim() : '';
-  const legacy = new ContextMarkStore(ctx, undefined, MARK_KEY, LEGACY_MARK_KEY);
-  // Errors name the file relative to the user directory (FEED_DIR/<file>), never its absolute path.
-  const fileStore = (): MarkStore => new FallbackMarkStore(new FileMarkStore(path.join(userDir!, FEED_DIR), FEED_DIR), legacy);
-  if (named) {
-    const stores = contextStores(RED);
-    if (stores && !stores.includes(named)) {
-      storeWarning = named;
-      store = userDir ? fileStore() : legacy;
-      node.warn(tp('warn.missingStore', { store: named, used: userDir ? path.join(userDir, FEED_DIR) : 'default' }));
-    } else {
-      store = new ContextMarkStore(ctx, named, MARK_KEY, LEGACY_MARK_KEY);
-    }
-  } else {
-    store = userDir ? fileStore() : legacy;
-  }
-  // Several instances sharing the account (issue 19): one active poller per feed (a fenced
-  // lease), the mark and de-dup set in the account's shared store; the others stand by.
-  let sharedLease: FeedLease | undefined;
-  if (!(gw instanceof GatewayError)) {
-    const lease = gw.account?.lease;
-    if (lease?.shared) {
-      sharedLease = lease;
-      store = gw.account.marks;
-      storeWarning = undefined;
-    }
+  constructor(private readonly o: PollerNodeOptions<R>) {
+    const { RED, node, config, gw, tp } = o;
+    this.intervalMs = Math.round(numberSetting(config.intervalSeconds, 60, 1, 86400) * 1000);
+    this.running = config.autoStart !== false;
+    this.place = pollerStore(RED, node, config.contextStore, gw, tp);
+    this.reader = this.makeReader(Math.round(numberSetting(config.fullAt, 500, 1, 1_000_000)));
+    this.place.sharedLease?.on('state', this.onLeaseState);
+    this.reporter = { figures: (now) => pollerFigures(node, this, this.lastMinute, now) };
+    this.watch?.feeds.add(this.reporter);
+    this.input = pollerControl(RED, node, this, () => (this.lastFailure ? undefined : markStatus(RED, tp, this)));
   }
 
-  // "Now" means when the node started, not when the first poll happens.
-  let reader: FeedReader<R> | GatewayError;
-  try {
-    reader = new FeedReader<R>({
-      feed,
-      store,
-      pageSize,
-      startFrom: startMark(config.startFrom),
-      key: o.key,
-      time: o.time,
-      fetchPage: (fromUtc, signal) => o.fetchPage(gw as GatewayNode, fromUtc, nextQuery, signal),
-      emit: o.emit,
-      ...(sharedLease ? { fence: () => sharedLease.fence(feed) } : {}),
-      onCrowded: ({ second, fetched }: CrowdedSecond) => {
-        node.warn(tp('warn.crowded', { second, fetched, next: second }));
-      },
-    });
-  } catch (err) {
-    reader = toGatewayError(err);
+  get mark() {
+    return this.reader instanceof FeedReader ? this.reader.mark : undefined;
   }
 
-  const markStatus = (): NodeStatus => {
-    const m = reader instanceof FeedReader ? reader.mark : undefined;
-    const sec = m ? parseUtcSeconds(m.fromUtc) : undefined;
-    // A missing store stays in sight (yellow) for as long as the node runs.
-    const missing = storeWarning ? `${tp('status.missingStore', { store: storeWarning })} · ` : '';
-    const fill = storeWarning ? ('yellow' as const) : undefined;
-    if (!lastOk || sec === undefined) {
-      const text = missing + (running ? t(RED, 'status.waiting') : t(RED, 'status.stopped'));
-      return { fill: fill ?? 'grey', shape: 'ring', text };
-    }
-    const text = missing + tp('status.mark', { mark: m!.fromUtc, behind: behindText(Date.now() - sec * 1000), count: lastOk.count });
-    return { fill: fill ?? 'green', shape: fill ? 'ring' : 'dot', text };
-  };
+  get storeWarning() {
+    return this.place.storeWarning;
+  }
 
-  const report = (err: GatewayError | undefined) => {
-    if (!err) {
-      if (lastFailure) node.log(`${o.what} recovered after: ${lastFailure}`);
-      lastFailure = undefined;
-      input.idle();
-      return;
+  get failing() {
+    return this.reader instanceof GatewayError || this.lastFailure !== undefined;
+  }
+
+  get standby() {
+    const lease = this.place.sharedLease;
+    return lease !== undefined && !lease.held(this.o.feed);
+  }
+
+  private get watch() {
+    return this.o.gw instanceof GatewayError ? undefined : this.o.gw.account?.watch;
+  }
+
+  /** The feed's reader. "Now" means when the node started, not when the first poll happens. */
+  private makeReader(pageSize: number): FeedReader<R> | GatewayError {
+    const { o } = this;
+    const lease = this.place.sharedLease;
+    try {
+      return new FeedReader<R>({
+        feed: o.feed,
+        store: this.place.store,
+        pageSize,
+        startFrom: startMark(o.config.startFrom),
+        key: o.key,
+        time: o.time,
+        fetchPage: (fromUtc, signal) => o.fetchPage(o.gw as GatewayNode, fromUtc, this.nextQuery, signal),
+        emit: o.emit,
+        ...(lease ? { fence: () => lease.fence(o.feed) } : {}),
+        onCrowded: ({ second, fetched }: CrowdedSecond) => {
+          o.node.warn(o.tp('warn.crowded', { second, fetched, next: second }));
+        },
+      });
+    } catch (err) {
+      return toGatewayError(err);
     }
-    const key = `${err.code}:${err.statusCode ?? ''}`;
-    if (!(gw instanceof GatewayError)) gw.account?.watch.failed(err);
-    // A settings error of the config node: shown once, red; only a redeploy can fix it, so no
-    // retrying. A mark that cannot be read waits for {fromUTC}; anything else is retried.
-    if (isSettingError(err)) settingError = true;
-    const next = settingError ? t(RED, 'status.redeploy') : needsReset(err) ? tp('status.sendFromUtc') : t(RED, 'status.retrying');
-    node.status({ ...errorStatus(RED, err), text: `${errorStatus(RED, err).text} · ${next}`.slice(0, 60) });
-    const first = key !== lastFailure;
-    lastFailure = key;
-    // A msg waiting on this poll ends with done(err): that is its one Catch message.
-    // A timer poll reports once per change of state.
-    if (first && msgWaiting === 0) {
-      node.error(err, { topic: o.errorTopic, payload: null, error: { message: err.message, code: err.code } } as unknown as NodeMessage);
-    }
-  };
+  }
 
   /** Runs a poll unless one is running; a request during a poll asks for one more after it. */
-  const poll = (query?: Record<string, unknown>): Promise<void> => {
-    if (closed) return Promise.resolve();
+  poll(query?: Record<string, unknown>): Promise<void> {
+    const { reader, o } = this;
+    if (this.closed) return Promise.resolve();
     if (reader instanceof GatewayError) return Promise.reject(reader);
-    if (gw instanceof GatewayError) return Promise.reject(gw);
-    if (sharedLease && !current && !sharedLease.held(feed)) {
-      waitForLease();
+    if (o.gw instanceof GatewayError) return Promise.reject(o.gw);
+    if (!this.current && this.standby) {
+      this.waitForLease();
       return Promise.resolve();
     }
-    if (current) {
-      again = true;
-      if (query) nextQuery = query;
-      return current;
+    if (this.current) {
+      this.again = true;
+      if (query) this.nextQuery = query;
+      return this.current;
     }
-    const r = reader;
-    nextQuery = query;
-    unschedule();
-    node.status({ fill: 'blue', shape: 'dot', text: t(RED, 'status.polling') });
-    current = r
-      .poll(closing.signal)
+    this.nextQuery = query;
+    this.unschedule();
+    o.node.status({ fill: 'blue', shape: 'dot', text: t(o.RED, 'status.polling') });
+    this.current = reader
+      .poll(this.closing.signal)
       .then(
-        (res) => {
-          lastOk = { at: Date.now(), count: res.emitted };
-          if (res.emitted > 0) {
-            emitted.push(lastOk);
-            while (emitted[0]!.at <= lastOk.at - 60_000) emitted.shift();
-          }
-          report(undefined);
-        },
+        (res) => this.polled(res.emitted),
         (e: unknown) => {
           const err = toGatewayError(e);
-          if (!closing.signal.aborted) report(err);
+          if (!this.closing.signal.aborted) this.report(err);
           throw err;
         },
       )
-      .finally(() => {
-        current = undefined;
-        if (again && !closed) {
-          again = false;
-          void poll(nextQuery).catch(() => {});
-        } else schedule();
-      });
-    return current;
-  };
+      .finally(() => this.afterPoll());
+    return this.current;
+  }
 
-  let acquiring = false;
-  let downWarned = false;
+  /** A poll succeeded, having emitted `count` new records. */
+  private polled(count: number): void {
+    this.lastOk = { at: Date.now(), count };
+    this.lastMinute.add(this.lastOk);
+    this.report(undefined);
+  }
+
+  /** One more poll when one was asked for during this one; else the next timer poll. */
+  private afterPoll(): void {
+    this.current = undefined;
+    if (this.again && !this.closed) {
+      this.again = false;
+      void this.poll(this.nextQuery).catch(() => {});
+    } else this.schedule();
+  }
+
+  /** After a poll: a recovery is logged, a failure shown and reported once per change of state. */
+  private report(err: GatewayError | undefined): void {
+    const { RED, node } = this.o;
+    if (!err) {
+      if (this.lastFailure) node.log(`${this.o.what} recovered after: ${this.lastFailure}`);
+      this.lastFailure = undefined;
+      this.input.idle();
+      return;
+    }
+    const key = `${err.code}:${err.statusCode ?? ''}`;
+    this.watch?.failed(err);
+    // A settings error of the config node: shown once, red; only a redeploy can fix it, so no
+    // retrying. A mark that cannot be read waits for {fromUTC}; anything else is retried.
+    if (isSettingError(err)) this.settingError = true;
+    node.status(failureStatus(RED, this.o.tp, err, this.settingError));
+    const first = key !== this.lastFailure;
+    this.lastFailure = key;
+    // A msg waiting on this poll ends with done(err): that is its one Catch message.
+    // A timer poll reports once per change of state.
+    if (first && this.msgWaiting === 0) {
+      node.error(err, { topic: this.o.errorTopic, payload: null, error: { message: err.message, code: err.code } } as unknown as NodeMessage);
+    }
+  }
+
   /** Stands by until this instance holds the feed's lease, then polls at once. */
-  const waitForLease = () => {
-    if (!sharedLease || acquiring || closed) return;
-    acquiring = true;
-    sharedLease.acquire(feed, closing.signal).then(
+  private waitForLease(): void {
+    const lease = this.place.sharedLease;
+    if (!lease || this.acquiring || this.closed) return;
+    this.acquiring = true;
+    lease.acquire(this.o.feed, this.closing.signal).then(
       () => {
-        acquiring = false;
-        if (!closed && running) void poll().catch(() => {});
+        this.acquiring = false;
+        if (!this.closed && this.running) void this.poll().catch(() => {});
       },
       () => {
-        acquiring = false;
+        this.acquiring = false;
       },
     );
-  };
-  const onLeaseState = (f: string, state: 'active' | 'standby' | 'down') => {
-    if (f !== feed || closed) return;
+  }
+
+  /** The shared lease's state changed: standby or Redis down are shown, and waited out. */
+  private readonly onLeaseState = (f: string, state: 'active' | 'standby' | 'down') => {
+    const { node, tp } = this.o;
+    if (f !== this.o.feed || this.closed) return;
     if (state === 'standby') {
       node.status({ fill: 'yellow', shape: 'ring', text: tp('status.standby') });
-      if (!current) waitForLease();
+      if (!this.current) this.waitForLease();
     } else if (state === 'down') {
       node.status({ fill: 'red', shape: 'ring', text: tp('status.sharedDown') });
-      if (!downWarned) node.warn(tp('status.sharedDown'));
-      downWarned = true;
-      if (!current) waitForLease();
+      if (!this.downWarned) node.warn(tp('status.sharedDown'));
+      this.downWarned = true;
+      if (!this.current) this.waitForLease();
     } else {
-      downWarned = false;
+      this.downWarned = false;
     }
   };
-  sharedLease?.on('state', onLeaseState);
 
-  // The account's figures (its status node, the editor's sidebar): read only when asked.
-  const emitted: { at: number; count: number }[] = [];
-  const feedReporter: FeedReporter = {
-    figures(now) {
-      while (emitted.length && emitted[0]!.at <= now - 60_000) emitted.shift();
-      const m = reader instanceof FeedReader ? reader.mark : undefined;
-      const sec = m ? parseUtcSeconds(m.fromUtc) : undefined;
-      const state = reader instanceof GatewayError || lastFailure ? 'error' : !running ? 'stopped' : sharedLease && !sharedLease.held(feed) ? 'standby' : 'active';
-      return {
-        type: node.type === 'iotgw-message-poller' ? 'messages' : 'status',
-        node: (node as Node & { name?: string }).name || node.id,
-        state,
-        mark: m?.fromUtc ?? null,
-        behindSeconds: sec === undefined ? null : Math.max(0, Math.round(now / 1000 - sec)),
-        emittedLastMinute: emitted.reduce((n, e) => n + e.count, 0),
-      };
-    },
-  };
-  const watch = gw instanceof GatewayError ? undefined : gw.account?.watch;
-  watch?.feeds.add(feedReporter);
-
-  const schedule = () => {
-    unschedule();
-    if (!running || closed || settingError) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      poll().catch(() => {
+  /** The next timer poll, in `delayMs` (default: the interval). */
+  schedule(delayMs = this.intervalMs): void {
+    this.unschedule();
+    if (!this.running || this.closed || this.settingError) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.poll().catch(() => {
         /* reported by report() */
       });
-    }, intervalMs);
-  };
-  const unschedule = () => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-  };
-
-  const input = handleInput(
-    RED,
-    node,
-    async (msg: Msg) => {
-      const p = msg.payload;
-      if (p === 'poll' || msg.topic === 'poll') {
-        const q = msg.query as Record<string, unknown> | undefined;
-        if (q !== undefined && q !== null) mergeQuery({}, q); // BAD_INPUT before any request
-        msgWaiting++;
-        try {
-          await poll(q ?? undefined);
-        } finally {
-          msgWaiting--;
-        }
-        return;
-      }
-      if (p === 'stop') {
-        running = false;
-        unschedule();
-        return;
-      }
-      if (p === 'start') {
-        running = true;
-        if (!current) schedule();
-        return;
-      }
-      if (isPlainObject(p) && 'fromUTC' in p) {
-        const v = p.fromUTC;
-        if (typeof v !== 'string' || parseUtcSeconds(v.trim()) === undefined) throw badInput('msg.payload.fromUTC', 'must be a real UTC time as yyyy-MM-dd HH:mm:ss');
-        if (reader instanceof GatewayError) throw reader;
-        // Wins over a poll in flight: that poll's reply is neither emitted nor written.
-        await reader.reset(v.trim());
-        return;
-      }
-      throw badInput('msg.payload', 'must be "poll", "stop", "start" or {fromUTC: "yyyy-MM-dd HH:mm:ss"}');
-    },
-    { idleStatus: () => (lastFailure ? undefined : markStatus()) },
-  );
-
-  node.on('close', (removed: boolean, done: () => void) => {
-    closed = true;
-    watch?.feeds.delete(feedReporter);
-    unschedule();
-    closing.abort(new GatewayError('NETWORK', 'the poller was closed (redeploy or shutdown)'));
-    const wait = current ? current.catch(() => {}) : Promise.resolve();
-    void wait
-      .then(async () => {
-        // A deleted poller's mark file goes with it (as its node context does).
-        if (removed && store instanceof FallbackMarkStore && userDir) await new FileMarkStore(path.join(userDir, FEED_DIR)).remove(feed).catch(() => {});
-        if (sharedLease) {
-          sharedLease.off('state', onLeaseState);
-          // A clean stop hands the feed over at once (the mark is written: nothing repeats).
-          await sharedLease.release(feed);
-        }
-      })
-      .then(() => done());
-  });
-
-  if (gw instanceof GatewayError) {
-    node.status(errorStatus(RED, gw));
-    node.error(gw.message);
-    return;
+    }, delayMs);
   }
-  if (reader instanceof GatewayError) {
-    node.status(errorStatus(RED, reader));
-    node.error(reader.message);
-    return;
+
+  private unschedule(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
   }
-  node.status(markStatus());
-  if (running) {
-    // First poll soon after start, then every interval.
-    timer = setTimeout(() => {
-      timer = undefined;
-      poll().catch(() => {});
-    }, 250);
+
+  async pollForMsg(query: Record<string, unknown> | undefined): Promise<void> {
+    this.msgWaiting++;
+    try {
+      await this.poll(query);
+    } finally {
+      this.msgWaiting--;
+    }
+  }
+
+  start(): void {
+    this.running = true;
+    if (!this.current) this.schedule();
+  }
+
+  stop(): void {
+    this.running = false;
+    this.unschedule();
+  }
+
+  async reset(fromUtc: string): Promise<void> {
+    if (this.reader instanceof GatewayError) throw this.reader;
+    // Wins over a poll in flight: that poll's reply is neither emitted nor written.
+    await this.reader.reset(fromUtc);
+  }
+
+  /** Stops polling, ends a poll in flight and waits for it; a clean stop hands the feed over. */
+  async close(removed: boolean): Promise<void> {
+    this.closed = true;
+    this.watch?.feeds.delete(this.reporter);
+    this.unschedule();
+    this.closing.abort(new GatewayError('NETWORK', 'the poller was closed (redeploy or shutdown)'));
+    await this.current?.catch(() => {});
+    if (removed) await this.place.removeMark(this.o.feed);
+    const lease = this.place.sharedLease;
+    if (lease) {
+      lease.off('state', this.onLeaseState);
+      // A clean stop hands the feed over at once (the mark is written: nothing repeats).
+      await lease.release(this.o.feed);
+    }
   }
 }

@@ -3,61 +3,18 @@
  * `iotgw-redis` config node (closed with its last user), and the retry loop every Redis
  * call of the account layer goes through.
  *
- * ioredis is set up so that a command never runs late behind its caller's back: no
- * offline queue, and commands in flight when the connection drops are failed, not resent.
- * `run()` instead waits for the connection (reconnects are automatic, with back-off) up
- * to the caller's deadline, then fails with SHARED_STATE.
+ * The client (client.ts) never queues nor resends a command. `run()` instead waits for the
+ * connection (reconnects are automatic, with back-off) up to the caller's deadline, then
+ * fails with SHARED_STATE.
  */
 import { EventEmitter } from 'node:events';
-import type { ConnectionOptions } from 'node:tls';
 import type Redis from 'ioredis';
 import type { Duplex } from 'node:stream';
 import { GatewayError } from '../../common/errors';
 import { guardStream } from './reply-guard';
+import { checkRedisUrl, connectionAddress, createClient, keySlot, type RedisConnectionOptions, type RedisMode } from './client';
 
-/**
- * ioredis, loaded on the first connection: a Node-RED whose flows use no iotgw-redis node
- * never loads it.
- */
-let RedisClass: typeof Redis | undefined;
-function loadRedis(): typeof Redis {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (RedisClass ??= (require('ioredis') as { default: typeof Redis }).default);
-}
-
-export type RedisMode = 'standalone' | 'sentinel' | 'cluster';
-
-export interface HostPort {
-  host: string;
-  port: number;
-}
-
-export interface RedisConnectionOptions {
-  /** `redis://[user@]host:port/db` or `rediss://...` (TLS). In sentinel mode its scheme and database apply; in cluster mode its scheme. */
-  url: string;
-  keyPrefix?: string;
-  username?: string;
-  password?: string;
-  /** TLS options (from a tls-config node) for `rediss://`. */
-  tls?: ConnectionOptions;
-  /** Label for logs and errors (never holds a credential). */
-  label?: string;
-  /** Per-command timeout, ms (a half-open connection must not hang a caller). */
-  commandTimeoutMs?: number;
-  /** Default standalone (the url). */
-  mode?: RedisMode;
-  /** Sentinel mode: the sentinels. */
-  sentinels?: HostPort[];
-  /** Sentinel mode: the monitored master's name. */
-  masterName?: string;
-  sentinelPassword?: string;
-  /** Cluster mode: some of the cluster's nodes. */
-  nodes?: HostPort[];
-  /** A reply larger than this closes the connection (default 8 MiB). */
-  maxReplyBytes?: number;
-  /** How long a write waits for a replica's acknowledgement (sentinel, cluster), ms. Default 2 s. */
-  replicaAckMs?: number;
-}
+export { checkRedisUrl, keySlot, parseHostPorts, redisAddress, type HostPort, type RedisConnectionOptions, type RedisMode } from './client';
 
 export interface RunOptions {
   /** How long to wait for Redis in all (ms). */
@@ -68,68 +25,9 @@ export interface RunOptions {
 /** Our largest real reply is a few kB (a mark with its keys, a token): 8 MiB is far above it. */
 export const MAX_REPLY_BYTES = 8 * 1024 * 1024;
 
-/** Parses "host:port, host:port" (sentinels, cluster nodes); throws BAD_INPUT naming `field`. */
-export function parseHostPorts(field: string, value: string): HostPort[] {
-  const list = String(value ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (!list.length) throw new GatewayError('BAD_INPUT', `${field}: give host:port of at least one, comma-separated (for example 10.0.0.1:26379, 10.0.0.2:26379)`, { field });
-  return list.map((hp) => {
-    const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/.exec(hp);
-    const port = m ? Number(m[2]) : 0;
-    if (!m || port < 1 || port > 65535) throw new GatewayError('BAD_INPUT', `${field}: "${hp.slice(0, 60)}" is not host:port`, { field });
-    return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
-  });
-}
-
-/** The CRC16 hash slot of a key (Redis Cluster), honouring a {hash tag}. */
-export function keySlot(key: string): number {
-  let k = key;
-  const open = k.indexOf('{');
-  if (open >= 0) {
-    const close = k.indexOf('}', open + 1);
-    if (close > open + 1) k = k.slice(open + 1, close);
-  }
-  let crc = 0;
-  for (const b of Buffer.from(k, 'utf8')) {
-    crc ^= b << 8;
-    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc % 16384;
-}
-
 /** A refused login (wrong password or user): not a fault that reconnecting mends. */
 export function isAuthError(err: unknown): boolean {
   return err instanceof Error && /^(WRONGPASS|NOAUTH)|invalid (username-)?password/i.test(err.message);
-}
-
-/** The address of a Redis URL without user or password, for messages. */
-export function redisAddress(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname && u.pathname !== '/' ? u.pathname : ''}`;
-  } catch {
-    return 'redis (unparsable URL)';
-  }
-}
-
-export function checkRedisUrl(url: string): void {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new GatewayError('BAD_INPUT', 'url: not a URL; use redis://host:6379/0 or rediss://host:6380/0', { field: 'url' });
-  }
-  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') {
-    throw new GatewayError('BAD_INPUT', `url: "${u.protocol}" is not allowed; use redis:// or rediss:// (TLS)`, { field: 'url' });
-  }
-  if (u.password) {
-    throw new GatewayError('BAD_INPUT', "url: holds a password, which would be stored in clear in the flow file; remove it from the URL and put it in the iotgw-redis node's Password field", { field: 'url' });
-  }
-  if (u.pathname && u.pathname !== '/' && !/^\/\d{1,2}$/.test(u.pathname)) {
-    throw new GatewayError('BAD_INPUT', 'url: the path must be a database number such as /0', { field: 'url' });
-  }
 }
 
 /** SHARED_STATE with a reason ('fenced', 'generation', 'unacknowledged'). */
@@ -180,6 +78,8 @@ export class RedisConnection extends EventEmitter {
   private refusals = 0;
   /** The master this connection talks to (sentinel, standalone), as host:port. */
   private masterAddr: string | undefined;
+  /** An oversized reply was told about ('oversize' is emitted once per connection object). */
+  private tripWarned = false;
 
   constructor(opts: RedisConnectionOptions) {
     super();
@@ -188,96 +88,70 @@ export class RedisConnection extends EventEmitter {
     this.mode = opts.mode ?? 'standalone';
     this.replicated = this.mode !== 'standalone';
     this.replicaAckMs = opts.replicaAckMs ?? 2000;
-    const u = new URL(opts.url);
-    this.address =
-      this.mode === 'sentinel'
-        ? `sentinel "${opts.masterName ?? 'mymaster'}" via ${(opts.sentinels ?? []).map((h) => `${h.host}:${h.port}`).join(', ')}`
-        : this.mode === 'cluster'
-          ? `cluster ${(opts.nodes ?? []).map((h) => `${h.host}:${h.port}`).join(', ')}`
-          : redisAddress(opts.url);
+    this.address = connectionAddress(opts);
     this.label = opts.label ?? `redis ${this.address}`;
-    const tls = u.protocol === 'rediss:' ? { ...(opts.tls ?? {}), servername: opts.tls?.servername ?? u.hostname } : undefined;
-    const db = /^\/(\d{1,2})$/.exec(u.pathname)?.[1];
-    const common = {
-      ...(opts.username ? { username: opts.username } : {}),
-      ...(opts.password ? { password: opts.password } : {}),
-      ...(tls ? { tls } : {}),
-      enableOfflineQueue: false,
-      autoResendUnfulfilledCommands: false,
-      maxRetriesPerRequest: 0,
-      connectTimeout: 5000,
-      commandTimeout: opts.commandTimeoutMs ?? 5000,
-      // A replica promoted meanwhile, or a master turned replica: reconnect (never resend).
-      reconnectOnError: (err: Error) => /^READONLY|^MASTERDOWN/.test(err.message),
-    };
-    // Reconnect forever with back-off: 50 ms, 100 ms ... at most 1 s; a refused login
-    // (wrong password) backs off to 30 s: no reconnect storm against the server.
-    const retry = (times: number) => (this.closed ? null : this.refused ? Math.min(2000 * 2 ** Math.min(this.refusals, 4), 30_000) : Math.min(times * 50, 1000));
     const maxReply = opts.maxReplyBytes ?? MAX_REPLY_BYTES;
-    let tripWarned = false;
-    const guard = (r: Redis) =>
-      r.on('connect', () => {
-        const stream = (r as unknown as { stream?: Duplex }).stream;
-        if (!stream) return;
-        guardStream(stream, {
-          maxBytes: maxReply,
-          onTrip: (why) => {
-            if (tripWarned) return;
-            tripWarned = true;
-            this.emit('oversize', new GatewayError('SHARED_STATE', `${this.label}: Redis sent ${why}; the connection was closed (a real reply of ours is a few kB: is this address really our Redis?)`));
-          },
-        });
+    this.client = createClient(
+      opts,
+      (times) => this.retryDelay(times),
+      (r) => this.guardReplies(r, maxReply),
+    );
+    if (this.mode === 'cluster') this.watchCluster();
+    this.watchClient();
+  }
+
+  /**
+   * Reconnect forever with back-off: 50 ms, 100 ms ... at most 1 s; a refused login
+   * (wrong password) backs off to 30 s: no reconnect storm against the server.
+   */
+  private retryDelay(times: number): number | null {
+    if (this.closed) return null;
+    return this.refused ? Math.min(2000 * 2 ** Math.min(this.refusals, 4), 30_000) : Math.min(times * 50, 1000);
+  }
+
+  /** Bounds every reply on each connection `r` opens (told once per connection, 'oversize'). */
+  private guardReplies(r: Redis, maxBytes: number): void {
+    r.on('connect', () => {
+      const stream = (r as unknown as { stream?: Duplex }).stream;
+      if (!stream) return;
+      guardStream(stream, {
+        maxBytes,
+        onTrip: (why) => {
+          if (this.tripWarned) return;
+          this.tripWarned = true;
+          this.emit('oversize', new GatewayError('SHARED_STATE', `${this.label}: Redis sent ${why}; the connection was closed (a real reply of ours is a few kB: is this address really our Redis?)`));
+        },
       });
-    const R = loadRedis();
-    if (this.mode === 'cluster') {
-      const Cluster = (R as unknown as { Cluster: new (nodes: HostPort[], o: object) => Redis }).Cluster;
-      this.client = new Cluster(opts.nodes ?? [], {
-        redisOptions: common,
-        enableOfflineQueue: false,
-        scaleReads: 'master',
-        maxRedirections: 16,
-        retryDelayOnFailover: 200,
-        retryDelayOnClusterDown: 200,
-        retryDelayOnTryAgain: 200,
-        slotsRefreshTimeout: 2000,
-        slotsRefreshInterval: 2000,
-        clusterRetryStrategy: retry,
-      });
-      this.client.on('+node', (r: Redis) => guard(r));
-      // One node failing is an outage of its slots: told once; a new slot owner ends it.
-      this.client.on('node error', (err: Error) => {
-        if (isAuthError(err)) {
-          this.refused = err;
-          this.refusals++;
-        }
-        this.emit('failure', err);
-      });
-      this.client.on('refresh', () => {
-        const now = this.master();
-        const prev = this.masterAddr;
-        this.masterAddr = now;
-        if (prev && now && prev !== now) {
-          this.emit('failover', prev, now);
-          this.emit('up');
-        }
-      });
-    } else {
-      const where =
-        this.mode === 'sentinel'
-          ? {
-              sentinels: opts.sentinels ?? [],
-              name: opts.masterName ?? 'mymaster',
-              role: 'master' as const,
-              ...(opts.sentinelPassword ? { sentinelPassword: opts.sentinelPassword } : {}),
-              ...(tls ? { enableTLSForSentinelMode: true } : {}),
-              sentinelRetryStrategy: retry,
-              failoverDetector: true,
-              ...(db ? { db: Number(db) } : {}),
-            }
-          : undefined;
-      this.client = where ? new R({ ...common, ...where, retryStrategy: retry, lazyConnect: false }) : new R(opts.url, { ...common, retryStrategy: retry, lazyConnect: false });
-      guard(this.client);
-    }
+    });
+  }
+
+  /** A refused login: reconnecting backs off, and run() fails at once until a login works. */
+  private noteRefusal(err: Error): void {
+    if (!isAuthError(err)) return;
+    this.refused = err;
+    this.refusals++;
+  }
+
+  /** Cluster mode: a node's failure and a new master of the slots. */
+  private watchCluster(): void {
+    // One node failing is an outage of its slots: told once; a new slot owner ends it.
+    this.client.on('node error', (err: Error) => {
+      this.noteRefusal(err);
+      this.emit('failure', err);
+    });
+    this.client.on('refresh', () => {
+      const now = this.master();
+      const prev = this.masterAddr;
+      this.masterAddr = now;
+      if (prev && now && prev !== now) {
+        this.emit('failover', prev, now);
+        this.emit('up');
+      }
+    });
+  }
+
+  /** The client's life: 'up' (and 'failover' to a new master), 'down' once per outage, 'failure' per attempt. */
+  private watchClient(): void {
     this.client.on('ready', () => {
       this.wasReady = true;
       this.refused = undefined;
@@ -294,11 +168,7 @@ export class RedisConnection extends EventEmitter {
     });
     // ioredis reports every failed attempt; the owner logs one warning per outage ('down').
     this.client.on('error', (err: Error) => {
-      const e = (err as { lastNodeError?: Error }).lastNodeError ?? err;
-      if (isAuthError(e)) {
-        this.refused = e;
-        this.refusals++;
-      }
+      this.noteRefusal((err as { lastNodeError?: Error }).lastNodeError ?? err);
       this.emit('failure', err);
     });
   }

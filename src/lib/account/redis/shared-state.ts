@@ -51,47 +51,50 @@ export function redisGates(budget: RedisRateBudget, groups: string[]): { concurr
     },
   };
   const limiters = new Map<string, unknown>();
-  for (const g of groups) {
-    // For the account's figures: this instance's calls waiting for and holding a slot (two counters).
-    let waiting = 0;
-    let inFlightCalls = 0;
-    limiters.set(g, {
-      get enabled() {
-        return budget.windowMs(g) > 0;
-      },
-      get window() {
-        return budget.windowMs(g);
-      },
-      queued: 0,
-      get waiting() {
-        return waiting;
-      },
-      get inFlightCalls() {
-        return inFlightCalls;
-      },
-      acquire: async (signal?: AbortSignal) => {
-        waiting++;
-        let release: () => void;
-        try {
-          release = await budget.acquireRate(g, signal);
-        } finally {
-          waiting--;
-        }
-        inFlightCalls++;
-        let done = false;
-        return () => {
-          if (done) return;
-          done = true;
-          inFlightCalls--;
-          release();
-        };
-      },
-      penalize: (ms: number) => budget.penalize(g, ms),
-      msUntilFree: () => budget.msUntilFree(g),
-      close: () => {},
-    });
-  }
+  for (const g of groups) limiters.set(g, redisLimiter(budget, g));
   return { concurrency: concurrency as unknown as Semaphore, limiters: limiters as Map<string, SlidingWindowLimiter> };
+}
+
+/** The Redis budget of group `g` in the form of a SlidingWindowLimiter (for redisGates). */
+function redisLimiter(budget: RedisRateBudget, g: string): unknown {
+  // For the account's figures: this instance's calls waiting for and holding a slot (two counters).
+  let waiting = 0;
+  let inFlightCalls = 0;
+  return {
+    get enabled() {
+      return budget.windowMs(g) > 0;
+    },
+    get window() {
+      return budget.windowMs(g);
+    },
+    queued: 0,
+    get waiting() {
+      return waiting;
+    },
+    get inFlightCalls() {
+      return inFlightCalls;
+    },
+    acquire: async (signal?: AbortSignal) => {
+      waiting++;
+      let release: () => void;
+      try {
+        release = await budget.acquireRate(g, signal);
+      } finally {
+        waiting--;
+      }
+      inFlightCalls++;
+      let done = false;
+      return () => {
+        if (done) return;
+        done = true;
+        inFlightCalls--;
+        release();
+      };
+    },
+    penalize: (ms: number) => budget.penalize(g, ms),
+    msUntilFree: () => budget.msUntilFree(g),
+    close: () => {},
+  };
 }
 
 /** A RateBudget that also hands ApiClient its gates (see account.ts). */
