@@ -201,7 +201,13 @@ class SentinelSet {
   async rejoin(server) {
     server.args = ['--replicaof', '127.0.0.1', String(this.masterPort())];
     await server.start();
-    await until(() => /master_link_status:up/.test(cli(server.port, 'info', 'replication')), 60000, 'the old master to sync as a replica').catch((err) => {
+    // Whole again: the old master syncs as a replica, or (the sentinels failed back under load)
+    // it is master again with its replica online.
+    const whole = () => {
+      const info = cli(server.port, 'info', 'replication');
+      return /master_link_status:up/.test(info) || (/role:master/.test(info) && /slave\d+:.*state=online/.test(info));
+    };
+    await until(whole, 60000, 'the old master to sync as a replica').catch((err) => {
       throw new Error(`${err.message}: ${cli(server.port, 'info', 'replication').replace(/\r?\n/g, ' ')}; sentinels name ${this.masterPort()}`);
     });
   }

@@ -62,6 +62,8 @@ function runs(trace) {
     const atKill = read(file).length;
     const oldMaster = set.masterPort();
     const { dead, failoverMs } = await set.killMaster();
+    // The master the sentinels promoted (under load they may fail back later, once the old one rejoined).
+    const promoted = set.masterPort();
     // With its one replica promoted, no write can be acknowledged until a replica is back.
     await set.rejoin(dead);
     const trace = await drained(() => new Set(read(file).map((r) => r.id)).size >= BACKLOG, () => read(file), { ms: 120000, what: 'the backlog to drain' });
@@ -79,7 +81,7 @@ function runs(trace) {
     const masters = await Promise.all(reds.map(async (red) => (await (await fetch(`${red.url}/iotgw-redis/r/master`)).json()).master));
     console.log(`      [figures] ${JSON.stringify({ atKill, oldMaster, newMaster: set.masterPort(), failoverMs, missing, repeated, runs: rs.map((r) => `${r.tag}x${r.n}`), throttled: sim.terminal.counters.throttled, warnings, masters })}`);
     assert.ok(atKill < BACKLOG, 'the kill came in the middle of the drain');
-    assert.notEqual(set.masterPort(), oldMaster, 'a replica was promoted');
+    assert.notEqual(promoted, oldMaster, 'a replica was promoted');
     assert.equal(missing, 0, 'no record lost');
     assert.ok(repeated <= REPLY, `at most one reply repeated (${repeated})`);
     assert.equal(overlaps, 0, `never two pollers emitting at once: ${JSON.stringify(rs)}`);
