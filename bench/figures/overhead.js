@@ -22,7 +22,7 @@
  */
 const path = require('node:path');
 const { execFile } = require('node:child_process');
-const { ChildRed, makeUserDir } = require('../lib/red');
+const { ChildRed, makeUserDir, openSidebarTab } = require('../lib/red');
 const { sim, sleep, percentile, r2, gatewayConfig, onTab } = require('../lib/util');
 
 function summarise(ends, lat, fromMs, toMs) {
@@ -50,8 +50,11 @@ async function level(CONC, opts) {
   s.server.maxCallLog = 1_000_000;
   const red = new ChildRed(makeUserDir('link', { floor: true }));
   const results = {};
+  let tab;
   try {
     await red.start();
+    // opts.tabOpen: the editor's iot gateway sidebar tab open on this runtime all along (issue 27).
+    tab = opts.tabOpen ? openSidebarTab(red) : undefined;
     const idExpr = "String(10000000 + (n % 5000)).padStart(8, '0') + 'SKY' + (n % 5000).toString(16).toUpperCase().padStart(4, '0')";
     // start: CONC msgs; loop: records the latency of the msg that ended, sends the next one.
     const startFn = (make) => `
@@ -165,8 +168,10 @@ return m;`;
       oursOfFloor: of(results.ours, results.floor),
       floorOfUndici: of(results.floor, results.undici),
       coreOfFloor: of(results.core, results.floor),
+      ...(tab ? { sidebarUpdates: tab.received } : {}),
     };
   } finally {
+    tab?.close();
     await red.stop();
     await s.close();
   }

@@ -187,6 +187,35 @@ function rssSampler(red, everyMs = 50) {
   };
 }
 
+/**
+ * The editor's sidebar tab kept open on `red` (issue 27's cost figure): a comms websocket as
+ * the editor opens one, subscribed to `iotgw/accounts`, saying `iotgw/watch` every 5 s as the
+ * visible tab does. `close()` ends it; `received` counts the figures published to it.
+ */
+function openSidebarTab(red) {
+  const { WebSocket } = require('undici');
+  const ws = new WebSocket(`${red.url.replace(/^http/, 'ws')}/comms`);
+  const state = { received: 0, timer: undefined };
+  const watch = () => ws.send(JSON.stringify({ topic: 'iotgw/watch', data: { watching: true } }));
+  ws.addEventListener('open', () => {
+    ws.send(JSON.stringify({ subscribe: 'iotgw/accounts' }));
+    watch();
+    state.timer = setInterval(watch, 5000);
+  });
+  ws.addEventListener('message', (e) => {
+    for (const m of [].concat(JSON.parse(String(e.data)))) if (m && m.topic === 'iotgw/accounts') state.received++;
+  });
+  return {
+    get received() {
+      return state.received;
+    },
+    close() {
+      clearInterval(state.timer);
+      ws.close();
+    },
+  };
+}
+
 /** Idle RSS after a full GC and a short rest (median of 3 readings 200 ms apart). */
 async function idleRss(red, restMs = 1500) {
   await new Promise((r) => setTimeout(r, restMs));
@@ -202,4 +231,4 @@ async function idleRss(red, restMs = 1500) {
   return { rss: vals[1], heapUsed: heap };
 }
 
-module.exports = { ChildRed, makeUserDir, freePort, rssSampler, idleRss, ROOT };
+module.exports = { ChildRed, makeUserDir, freePort, rssSampler, idleRss, openSidebarTab, ROOT };

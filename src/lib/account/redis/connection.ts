@@ -25,6 +25,11 @@ export interface RunOptions {
 /** Our largest real reply is a few kB (a mark with its keys, a token): 8 MiB is far above it. */
 export const MAX_REPLY_BYTES = 8 * 1024 * 1024;
 
+/** Waits `ms` on a timer (a macrotask: I/O runs meanwhile). */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 /** A refused login (wrong password or user): not a fault that reconnecting mends. */
 export function isAuthError(err: unknown): boolean {
   return err instanceof Error && /^(WRONGPASS|NOAUTH)|invalid (username-)?password/i.test(err.message);
@@ -273,6 +278,10 @@ export class RedisConnection extends EventEmitter {
             throw this.refusedError(what);
           }
           lastErr = err;
+          // The client may still say "ready" for a moment after its socket died: wait a
+          // timer's turn, so that ioredis sees the close (a loop of resolved promises alone
+          // would hold the event loop, and every other node, until the deadline).
+          await pause(Math.min(50, Math.max(0, deadline - Date.now())));
         }
       }
       if (Date.now() >= deadline) break;
