@@ -43,7 +43,7 @@ describe('the package: registrar, lazy loading, what is packed', function () {
     }
   });
 
-  it('Node-RED loads only the registrar at start; a node\'s module with the first node of its type; undici with the first request; no ioredis or saxes without their nodes', function () {
+  it('Node-RED loads only the registrar at start; a node\'s module with the first node of its type; undici with the first request (zod and lossless-json not before either); no ioredis or saxes without their nodes', function () {
     // A child process: a fresh module cache and a real Node-RED runtime (the test helper).
     const child = `
       const path = require('node:path');
@@ -89,7 +89,7 @@ describe('the package: registrar, lazy loading, what is packed', function () {
     assert.equal(out.created, true, 'the node of the flow was created from its module');
     assert.ok(out.withFlow.includes('nodes/iotgw-terminal-mode.js') && out.withFlow.includes('nodes/iotgw-gateway.js'), out.withFlow.join(', '));
     assert.ok(!out.withFlow.some((f) => f.startsWith('nodes/') && !/iotgw-(terminal-mode|gateway)\.js$|\.routes\.js$/.test(f)), `only the modules of the flow's types: ${out.withFlow.join(', ')}`);
-    for (const dep of ['undici', 'ioredis', 'saxes']) assert.ok(!out.withFlow.includes(dep), `a flow that has sent nothing does not load ${dep}`);
+    for (const dep of ['undici', 'zod', 'lossless-json', 'ioredis', 'saxes']) assert.ok(!out.withFlow.includes(dep), `a flow that has sent nothing does not load ${dep}`);
     assert.ok(out.afterCall.includes('undici'), 'the first request loads undici');
     for (const dep of ['ioredis', 'saxes']) assert.ok(!out.afterCall.includes(dep), `${dep} only with its node`);
   });

@@ -2,10 +2,10 @@
  * Auth providers. Tokens and secrets live only here and in Node-RED credentials: they
  * are never put in a message, a status, a log line or an error text.
  */
-import { z } from 'zod';
 import { ApiClient, type AuthProvider, type TlsOptions } from '../transport/http';
 import { GatewayError } from '../common/errors';
 import type { TokenSource, TokenState } from './types';
+import { schema } from '../common/schema';
 
 export class StaticBearer implements AuthProvider {
   readonly hint: string;
@@ -40,11 +40,13 @@ export class StaticHeaders implements AuthProvider {
   }
 }
 
-const tokenReply = z.object({
-  access_token: z.string().min(1),
-  token_type: z.string().optional(),
-  expires_in: z.union([z.number(), z.string()]).optional(),
-});
+const tokenReply = schema((z) =>
+  z.object({
+    access_token: z.string().min(1),
+    token_type: z.string().optional(),
+    expires_in: z.union([z.number(), z.string()]).optional(),
+  }),
+);
 
 /**
  * OAuth2 client credentials against `POST {base}/api/v{version}/auth/token`, form
@@ -115,7 +117,7 @@ export class ClientCredentialsBearer implements AuthProvider {
       throw err;
     }
     refusedLogin(res.body, `POST ${this.tokenPath}`, this.hint);
-    const parsed = tokenReply.safeParse(res.body);
+    const parsed = tokenReply().safeParse(res.body);
     if (!parsed.success) {
       throw new GatewayError('BAD_RESPONSE', `POST ${this.tokenPath}: the token reply has no access_token`, { statusCode: res.statusCode });
     }
@@ -241,7 +243,7 @@ export class TokenHeaders implements AuthProvider {
   }
 }
 
-const oauthReply = z.object({ access_token: z.string().min(1), expires_in: z.union([z.number(), z.string()]).nullish() }).loose();
+const oauthReply = schema((z) => z.object({ access_token: z.string().min(1), expires_in: z.union([z.number(), z.string()]).nullish() }).loose());
 
 /**
  * The LoRaWAN/SMS API gateway's OAuth endpoint (`client_credentials`, the client
@@ -266,7 +268,7 @@ export function oauthClientCredentials(opts: { tokenUrl: string; clientId: strin
         throw err;
       }
       refusedLogin(res.body, `POST ${url.pathname}`, hint);
-      const parsed = oauthReply.safeParse(res.body);
+      const parsed = oauthReply().safeParse(res.body);
       if (!parsed.success) throw new GatewayError('BAD_RESPONSE', `POST ${url.pathname}: the token reply has no access_token`, { statusCode: res.statusCode });
       const ttl = Number(parsed.data.expires_in ?? NaN);
       return { token: parsed.data.access_token, ttlMs: Number.isFinite(ttl) && ttl > 0 ? ttl * 1000 : undefined };
@@ -275,7 +277,7 @@ export function oauthClientCredentials(opts: { tokenUrl: string; clientId: strin
   );
 }
 
-const loginReply = z.object({ authToken: z.string().min(1) }).loose();
+const loginReply = schema((z) => z.object({ authToken: z.string().min(1) }).loose());
 
 /**
  * The application platform's login (`POST {app_base_url}{loginPath}` with JSON
@@ -304,7 +306,7 @@ export function appLogin(opts: { client: () => ApiClient; loginPath: string; ema
       throw err;
     }
     refusedLogin(res.body, `POST ${opts.loginPath}`, hint);
-    const parsed = loginReply.safeParse(res.body);
+    const parsed = loginReply().safeParse(res.body);
     if (!parsed.success) throw new GatewayError('BAD_RESPONSE', `POST ${opts.loginPath}: the login reply has no authToken`, { statusCode: res.statusCode });
     return { token: parsed.data.authToken };
   });

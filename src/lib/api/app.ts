@@ -4,12 +4,13 @@
  * validated with zod, and the checks of node inputs done before any request.
  *
  * Replies are liberal: unknown fields are kept and documented fields may be null or
- * missing, but a documented field of the wrong type is refused as BAD_RESPONSE.
+ * missing, but a documented field of the wrong type is refused as BAD_RESPONSE. The
+ * schemas are built at their first use (common/schema).
  */
-import { z } from 'zod';
 import { GatewayError, badInput } from '../common/errors';
 import type { Query } from '../transport/http';
 import { describeType } from '../common/int64';
+import { schema, type Infer } from '../common/schema';
 
 export const APP_PATHS = {
   user: '/auth/user',
@@ -47,66 +48,72 @@ export const TAG_PAGING = {
   offset: { min: 0, max: 1_000_000_000 },
 } as const;
 
-const str = z.string();
-const int = z.number().int();
+const str = schema((z) => z.string());
+const int = schema((z) => z.number().int());
 /** Timestamps: the interface says string; the platform's native form is epoch ms. */
-const stamp = z.union([z.string(), z.number()]);
-const obj = z.record(z.string(), z.unknown());
+const stamp = schema((z) => z.union([z.string(), z.number()]));
+const obj = schema((z) => z.record(z.string(), z.unknown()));
 
-export const userRecord = z
-  .object({
-    id: str.nullish(),
-    created_at: stamp.nullish(),
-    accounts_id: str.nullish(),
-    name: str.nullish(),
-    email: str.nullish(),
-    username: str.nullish(),
-    role: str.nullish(),
-    lastSeen: z.number().nullish(),
-    ativo: z.boolean().nullish(),
-    tokenManager: str.nullish(),
-    token_expire: z.number().nullish(),
-  })
-  .loose();
-export type UserRecord = z.infer<typeof userRecord>;
+export const userRecord = schema((z) =>
+  z
+    .object({
+      id: str().nullish(),
+      created_at: stamp().nullish(),
+      accounts_id: str().nullish(),
+      name: str().nullish(),
+      email: str().nullish(),
+      username: str().nullish(),
+      role: str().nullish(),
+      lastSeen: z.number().nullish(),
+      ativo: z.boolean().nullish(),
+      tokenManager: str().nullish(),
+      token_expire: z.number().nullish(),
+    })
+    .loose(),
+);
+export type UserRecord = Infer<typeof userRecord>;
 
-export const tagRecord = z
-  .object({
-    id: str.nullish(),
-    created_at: stamp.nullish(),
-    accounts_id: str.nullish(),
-    device_name: str.nullish(),
-    serial_number: str.nullish(),
-    operational_status: str.nullish(),
-    battery: z.number().nullish(),
-    last_connected: z.number().nullish(),
-    lastConfiguration: obj.nullish(),
-    lastReport: obj.nullish(),
-    isTag: z.boolean().nullish(),
-    address: obj.nullish(),
-    icone: str.nullish(),
-    nextTo: str.nullish(),
-    PontoREF: z.boolean().nullish(),
-    geo_point: str.nullish(),
-    image: obj.nullish(),
-    groups: obj.nullish(),
-    products: obj.nullish(),
-  })
-  .loose();
-export type TagRecord = z.infer<typeof tagRecord>;
+export const tagRecord = schema((z) =>
+  z
+    .object({
+      id: str().nullish(),
+      created_at: stamp().nullish(),
+      accounts_id: str().nullish(),
+      device_name: str().nullish(),
+      serial_number: str().nullish(),
+      operational_status: str().nullish(),
+      battery: z.number().nullish(),
+      last_connected: z.number().nullish(),
+      lastConfiguration: obj().nullish(),
+      lastReport: obj().nullish(),
+      isTag: z.boolean().nullish(),
+      address: obj().nullish(),
+      icone: str().nullish(),
+      nextTo: str().nullish(),
+      PontoREF: z.boolean().nullish(),
+      geo_point: str().nullish(),
+      image: obj().nullish(),
+      groups: obj().nullish(),
+      products: obj().nullish(),
+    })
+    .loose(),
+);
+export type TagRecord = Infer<typeof tagRecord>;
 
-export const tagPage = z
-  .object({
-    itemsReceived: int.nullish(),
-    curPage: int.nullish(),
-    nextPage: int.nullish(),
-    prevPage: int.nullish(),
-    offset: int.nullish(),
-    perPage: int.nullish(),
-    items: z.array(tagRecord),
-  })
-  .loose();
-export type TagPage = z.infer<typeof tagPage>;
+export const tagPage = schema((z) =>
+  z
+    .object({
+      itemsReceived: int().nullish(),
+      curPage: int().nullish(),
+      nextPage: int().nullish(),
+      prevPage: int().nullish(),
+      offset: int().nullish(),
+      perPage: int().nullish(),
+      items: z.array(tagRecord()),
+    })
+    .loose(),
+);
+export type TagPage = Infer<typeof tagPage>;
 
 /** The configuration of a tag: a JSON object whose fields are not public. */
 export const tagConfig = obj;

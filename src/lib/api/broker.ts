@@ -2,13 +2,13 @@
  * Areas (b) and (c): the LoRaWAN broker and SMS API. Request checks (the contract
  * creation body, IDs, devEui), reply schemas (liberal: unknown fields are kept, money may
  * be a string or a number), the one request path every broker node uses, and the
- * redaction of device session keys.
+ * redaction of device session keys. The schemas are built at their first use (common/schema).
  */
-import { z } from 'zod';
 import { GatewayError, badInput } from '../common/errors';
 import { describeType, showValue, toInt64 } from '../common/int64';
 import { isPlainObject, joinProblems } from '../common/checks';
 import type { ApiClient, ApiResponse, AuthProvider, Query, RequestSpec } from '../transport/http';
+import { schema, type Infer, type Zod } from '../common/schema';
 
 /** What translates a status text: Node-RED's `RED` (its `_`), or anything with the same method. */
 export interface Translator {
@@ -46,31 +46,31 @@ export function brokerRequest(gw: BrokerContext, spec: Omit<RequestSpec, 'auth' 
 
 // ---- requests ----
 
-const nonNegativeNumber = (what: string) => z.number({ error: `must be a number or a numeric string, ${what}` }).min(0, { error: 'must not be negative' });
+const nonNegativeNumber = (z: Zod, what: string) => z.number({ error: `must be a number or a numeric string, ${what}` }).min(0, { error: 'must not be negative' });
 /** Prices: a number, or a numeric string as the documented examples send them ("0.10"), passed on as given. */
-const nonNegative = (what: string) =>
-  z.union([nonNegativeNumber(what), z.string().regex(/^\s*\d+(\.\d+)?\s*$/, { error: `must be a number or a numeric string like "0.10", ${what}` })], {
+const nonNegative = (z: Zod, what: string) =>
+  z.union([nonNegativeNumber(z, what), z.string().regex(/^\s*\d+(\.\d+)?\s*$/, { error: `must be a number or a numeric string like "0.10", ${what}` })], {
     error: `must be a number or a numeric string, ${what}`,
   });
-const count = z.number({ error: 'must be an integer' }).int({ error: 'must be an integer' }).min(0, { error: 'must not be negative' });
+const count = schema((z) => z.number({ error: 'must be an integer' }).int({ error: 'must be an integer' }).min(0, { error: 'must not be negative' }));
 
 /** The contract creation body (interface.md, "LoRaWAN contract, creation body"). */
-export const contractCreate = z
-  .object({
-    customerId: z.number({ error: 'required, the customer ID (a positive integer)' }).int({ error: 'must be an integer' }).positive({ error: 'must be positive' }),
-    planDesc: z.string({ error: 'required, the contract name (a non-empty string)' }).trim().min(1, { error: 'must not be empty' }).max(255, { error: 'at most 255 characters' }),
-    monthlyFee: nonNegative('the monthly fee').optional(),
-    activationPrice: nonNegative('the activation price').optional(),
-    sharingType: count.optional(),
-    uplinkCount: count.optional(),
-    downlinkCount: count.optional(),
-    excessUplinkPrice: nonNegative('the price of an uplink above the plan').optional(),
-    excessDownlinkPrice: nonNegative('the price of a downlink above the plan').optional(),
-  })
-  .loose();
-export type ContractCreate = z.infer<typeof contractCreate>;
-
-const CREATE_FIELDS = Object.keys(contractCreate.shape);
+export const contractCreate = schema((z) =>
+  z
+    .object({
+      customerId: z.number({ error: 'required, the customer ID (a positive integer)' }).int({ error: 'must be an integer' }).positive({ error: 'must be positive' }),
+      planDesc: z.string({ error: 'required, the contract name (a non-empty string)' }).trim().min(1, { error: 'must not be empty' }).max(255, { error: 'at most 255 characters' }),
+      monthlyFee: nonNegative(z, 'the monthly fee').optional(),
+      activationPrice: nonNegative(z, 'the activation price').optional(),
+      sharingType: count().optional(),
+      uplinkCount: count().optional(),
+      downlinkCount: count().optional(),
+      excessUplinkPrice: nonNegative(z, 'the price of an uplink above the plan').optional(),
+      excessDownlinkPrice: nonNegative(z, 'the price of a downlink above the plan').optional(),
+    })
+    .loose(),
+);
+export type ContractCreate = Infer<typeof contractCreate>;
 
 /**
  * Checks a creation body and reports every bad field at once. Fields the interface does
@@ -80,11 +80,12 @@ const CREATE_FIELDS = Object.keys(contractCreate.shape);
 export function checkContractBody(payload: unknown, where = 'msg.payload'): ContractCreate {
   if (!isPlainObject(payload)) throw badInput(where, `must be the contract creation object, not ${describeType(payload)}`);
   const problems: string[] = [];
+  const fields = Object.keys(contractCreate().shape);
   for (const k of Object.keys(payload)) {
-    const known = CREATE_FIELDS.find((f) => f.toLowerCase() === k.toLowerCase());
+    const known = fields.find((f) => f.toLowerCase() === k.toLowerCase());
     if (known && known !== k) problems.push(`${where}.${k}: unknown field (did you mean ${known}?)`);
   }
-  const r = contractCreate.safeParse(payload);
+  const r = contractCreate().safeParse(payload);
   if (!r.success) for (const issue of r.error.issues) problems.push(`${where}.${issue.path.join('.')}: ${issue.message}`);
   if (problems.length) throw new GatewayError('BAD_INPUT', joinProblems(problems), { field: problems[0]!.split(':')[0] });
   return r.data!;
@@ -187,78 +188,86 @@ export function contractListQuery(settings: object, payload: unknown): Record<st
 
 // ---- replies ----
 
-const int = z.number().int();
-const money = z.union([z.string(), z.number()]);
+const int = schema((z) => z.number().int());
+const money = schema((z) => z.union([z.string(), z.number()]));
 
-export const messageReply = z.object({ message: z.string() }).loose();
+export const messageReply = schema((z) => z.object({ message: z.string() }).loose());
 
-export const contractRecord = z
-  .object({
-    id: int,
-    customer: z.object({ id: int.nullish(), name: z.string().nullish() }).loose().nullish(),
-    planDesc: z.string().nullish(),
-    status: z.string().nullish(),
-    uplinkCount: int.nullish(),
-    downlinkCount: int.nullish(),
-    activationPrice: money.nullish(),
-    excessUplinkPrice: money.nullish(),
-    excessDownlinkPrice: money.nullish(),
-    externalId: z.string().nullish(),
-    createdAt: z.string().nullish(),
-    createdBy: z.string().nullish(),
-    sharingType: int.nullish(),
-    monthlyFee: money.nullish(),
-    nbVirtualAccounts: int.nullish(),
-  })
-  .loose();
-export const contractList = z.array(contractRecord);
+export const contractRecord = schema((z) =>
+  z
+    .object({
+      id: int(),
+      customer: z.object({ id: int().nullish(), name: z.string().nullish() }).loose().nullish(),
+      planDesc: z.string().nullish(),
+      status: z.string().nullish(),
+      uplinkCount: int().nullish(),
+      downlinkCount: int().nullish(),
+      activationPrice: money().nullish(),
+      excessUplinkPrice: money().nullish(),
+      excessDownlinkPrice: money().nullish(),
+      externalId: z.string().nullish(),
+      createdAt: z.string().nullish(),
+      createdBy: z.string().nullish(),
+      sharingType: int().nullish(),
+      monthlyFee: money().nullish(),
+      nbVirtualAccounts: int().nullish(),
+    })
+    .loose(),
+);
+export const contractList = schema((z) => z.array(contractRecord()));
 
-export const deviceRecord = z
-  .object({
-    id: int.nullish(),
-    devEui: z.string(),
-    tags: z.array(z.string()).nullish(),
-    status: z.string().nullish(),
-    customer: z.object({ id: int.nullish() }).loose().nullish(),
-  })
-  .loose();
-export type DeviceRecord = z.infer<typeof deviceRecord>;
+export const deviceRecord = schema((z) =>
+  z
+    .object({
+      id: int().nullish(),
+      devEui: z.string(),
+      tags: z.array(z.string()).nullish(),
+      status: z.string().nullish(),
+      customer: z.object({ id: int().nullish() }).loose().nullish(),
+    })
+    .loose(),
+);
+export type DeviceRecord = Infer<typeof deviceRecord>;
 
-export const devicePage = z
-  .object({
-    content: z.array(deviceRecord),
-    pageable: z.union([z.object({ pageNumber: int.nullish(), pageSize: int.nullish() }).loose(), z.string()]).nullish(),
-    totalElements: int.nullish(),
-    totalPages: int.nullish(),
-    /** The end of the list: `last`, else an empty page (some services omit `last`). */
-    last: z.boolean().nullish(),
-    first: z.boolean().nullish(),
-    numberOfElements: int.nullish(),
-    size: int.nullish(),
-    number: int.nullish(),
-    empty: z.boolean().nullish(),
-  })
-  .loose();
-export type DevicePage = z.infer<typeof devicePage>;
+export const devicePage = schema((z) =>
+  z
+    .object({
+      content: z.array(deviceRecord()),
+      pageable: z.union([z.object({ pageNumber: int().nullish(), pageSize: int().nullish() }).loose(), z.string()]).nullish(),
+      totalElements: int().nullish(),
+      totalPages: int().nullish(),
+      /** The end of the list: `last`, else an empty page (some services omit `last`). */
+      last: z.boolean().nullish(),
+      first: z.boolean().nullish(),
+      numberOfElements: int().nullish(),
+      size: int().nullish(),
+      number: int().nullish(),
+      empty: z.boolean().nullish(),
+    })
+    .loose(),
+);
+export type DevicePage = Infer<typeof devicePage>;
 
 /** The device list's page: the documented one-element array, or the bare page. */
-export const devicePageReply = z.union([devicePage, z.tuple([devicePage])]).transform((v) => (Array.isArray(v) ? v[0] : v));
+export const devicePageReply = schema((z) => z.union([devicePage(), z.tuple([devicePage()])]).transform((v) => (Array.isArray(v) ? v[0] : v)));
 
 /** The checks of `devicePageReply` without copying what they do not name (for `checkReply`). */
-const devicePageCheck = z.object({ ...devicePage.shape, content: z.array(z.object(deviceRecord.shape)) });
-export const devicePageReplyCheck = z.union([devicePageCheck, z.tuple([devicePageCheck])]);
+const devicePageCheck = schema((z) => z.object({ ...devicePage().shape, content: z.array(z.object(deviceRecord().shape)) }));
+export const devicePageReplyCheck = schema((z) => z.union([devicePageCheck(), z.tuple([devicePageCheck()])]));
 /** The page of a reply `devicePageReplyCheck` accepted (the documented array, or the bare page). */
 export const devicePageOf = (reply: DevicePage | [DevicePage]): DevicePage => (Array.isArray(reply) ? reply[0] : reply);
 
-export const smsEnvelope = z
-  .object({
-    sendSmsRequest: z.object({ id: int.nullish(), status: z.string().nullish() }).loose().nullish(),
-    successCount: int,
-    errorCount: int,
-    pendingCount: int,
-  })
-  .loose();
-export type SmsEnvelope = z.infer<typeof smsEnvelope>;
+export const smsEnvelope = schema((z) =>
+  z
+    .object({
+      sendSmsRequest: z.object({ id: int().nullish(), status: z.string().nullish() }).loose().nullish(),
+      successCount: int(),
+      errorCount: int(),
+      pendingCount: int(),
+    })
+    .loose(),
+);
+export type SmsEnvelope = Infer<typeof smsEnvelope>;
 
 /** Device session keys (and root keys, should a service return them): secrets. */
 const KEY_FIELDS = new Set(['nwkskey', 'appskey', 'appkey', 'nwkkey']);

@@ -2,8 +2,8 @@
  * The gateway's error catalogue (`GET info/service?GetErrorCodes=true`), fetched once
  * per account and cached, so that rejected entries can carry the error's name.
  */
-import { z } from 'zod';
 import type { ApiClient, AuthProvider } from '../transport/http';
+import { schema } from '../common/schema';
 
 /** Names we know even when the catalogue cannot be fetched (real-services.md: likely values). */
 export const KNOWN_ERRORS: Record<number, string> = {
@@ -11,9 +11,11 @@ export const KNOWN_ERRORS: Record<number, string> = {
   24581: 'STATUS_RATE_EXCEEDED',
 };
 
-const catalogueReply = z.object({
-  ErrorCodes: z.array(z.object({ ID: z.number(), Name: z.string().optional(), Description: z.string().nullish() }).loose()).nullish(),
-}).loose();
+const catalogueReply = schema((z) =>
+  z.object({
+    ErrorCodes: z.array(z.object({ ID: z.number(), Name: z.string().optional(), Description: z.string().nullish() }).loose()).nullish(),
+  }).loose(),
+);
 
 export interface CatalogueEntry {
   name: string;
@@ -35,7 +37,7 @@ export class ErrorCatalogue {
         try {
           const { client, auth, path } = this.source();
           const res = await client.request({ method: 'GET', path, query: { GetErrorCodes: 'true' }, auth, idempotent: true, signal });
-          const parsed = catalogueReply.safeParse(res.body);
+          const parsed = catalogueReply().safeParse(res.body);
           if (!parsed.success) throw new Error('bad catalogue');
           const map = new Map<number, CatalogueEntry>();
           for (const e of parsed.data.ErrorCodes ?? []) map.set(e.ID, { name: e.Name ?? `ERROR_${e.ID}`, description: e.Description ?? undefined });

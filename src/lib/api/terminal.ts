@@ -1,81 +1,89 @@
 /**
  * Area (a) request and reply shapes, validated with zod. Replies are liberal (unknown
  * fields are kept, ints may be exact decimal strings above 2^53) but wrong types are
- * refused as BAD_RESPONSE.
+ * refused as BAD_RESPONSE. The schemas are built at their first use (common/schema).
  */
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
 import { GatewayError } from '../common/errors';
 import { int64Out as int64Value } from '../common/int64';
+import { built, schema, type Infer, type SchemaOf } from '../common/schema';
 
-const int64Out = z.union([z.number().int(), z.string().regex(/^-?\d+$/)]);
-const int32 = z.number().int();
+const int64Out = schema((z) => z.union([z.number().int(), z.string().regex(/^-?\d+$/)]));
+const int32 = schema((z) => z.number().int());
 
-export const submitResult = z
-  .object({
-    ID: int64Out.nullish(),
-    DestinationID: z.string().nullish(),
-    ErrorID: int32.nullish(),
-    UserMessageID: int64Out.nullish(),
-    OTAMessageSize: int32.nullish(),
-    OperationMode: int32.nullish(),
-    ScheduledSendUTC: z.string().nullish(),
-    TerminalWakeupPeriod: int32.nullish(),
-  })
-  .loose();
-export type SubmitResult = z.infer<typeof submitResult> & { ErrorName?: string; ErrorDescription?: string };
+export const submitResult = schema((z) =>
+  z
+    .object({
+      ID: int64Out().nullish(),
+      DestinationID: z.string().nullish(),
+      ErrorID: int32().nullish(),
+      UserMessageID: int64Out().nullish(),
+      OTAMessageSize: int32().nullish(),
+      OperationMode: int32().nullish(),
+      ScheduledSendUTC: z.string().nullish(),
+      TerminalWakeupPeriod: int32().nullish(),
+    })
+    .loose(),
+);
+export type SubmitResult = Infer<typeof submitResult> & { ErrorName?: string; ErrorDescription?: string };
 
-export const submitReply = z.object({ ErrorID: int32.nullish(), Submissions: z.array(submitResult).nullish() }).loose();
+export const submitReply = schema((z) => z.object({ ErrorID: int32().nullish(), Submissions: z.array(submitResult()).nullish() }).loose());
 
-export const cancellation = z
-  .object({ ID: int64Out.nullish(), CancellationStatus: int32.nullish(), CancelRequestID: int64Out.nullish(), ErrorID: int32.nullish() })
-  .loose();
-export type Cancellation = z.infer<typeof cancellation> & { ErrorName?: string; ErrorDescription?: string };
-export const cancelReply = z.object({ ErrorID: int32.nullish(), Cancellations: z.array(cancellation).nullish() }).loose();
+export const cancellation = schema((z) =>
+  z.object({ ID: int64Out().nullish(), CancellationStatus: int32().nullish(), CancelRequestID: int64Out().nullish(), ErrorID: int32().nullish() }).loose(),
+);
+export type Cancellation = Infer<typeof cancellation> & { ErrorName?: string; ErrorDescription?: string };
+export const cancelReply = schema((z) => z.object({ ErrorID: int32().nullish(), Cancellations: z.array(cancellation()).nullish() }).loose());
 
-export const statusRecord = z
-  .object({
-    ID: int64Out,
-    IsClosed: z.boolean().nullish(),
-    State: int32.nullish(),
-    CreateUTC: z.string().nullish(),
-    StatusUTC: z.string().nullish(),
-    Transport: int32.nullish(),
-    RegionName: z.string().nullish(),
-    ReferenceNumber: z.number().nullish(),
-    ErrorID: int32.nullish(),
-  })
-  .loose();
-export type StatusRecord = z.infer<typeof statusRecord> & { StateName?: string; TransportName?: string };
-export const statusReply = z
-  .object({ ErrorID: int32.nullish(), NextFromUTC: z.string().nullish(), Statuses: z.array(statusRecord).nullish() })
-  .loose();
+export const statusRecord = schema((z) =>
+  z
+    .object({
+      ID: int64Out(),
+      IsClosed: z.boolean().nullish(),
+      State: int32().nullish(),
+      CreateUTC: z.string().nullish(),
+      StatusUTC: z.string().nullish(),
+      Transport: int32().nullish(),
+      RegionName: z.string().nullish(),
+      ReferenceNumber: z.number().nullish(),
+      ErrorID: int32().nullish(),
+    })
+    .loose(),
+);
+export type StatusRecord = Infer<typeof statusRecord> & { StateName?: string; TransportName?: string };
+export const statusReply = schema((z) =>
+  z.object({ ErrorID: int32().nullish(), NextFromUTC: z.string().nullish(), Statuses: z.array(statusRecord()).nullish() }).loose(),
+);
 /**
  * The checks of `statusReply`, for `checkReply`: the same fields and rules, without copying
  * the fields it does not name (a poller drains a million records; the reply itself is what
  * it emits).
  */
-export const statusReplyCheck = z.object({
-  ErrorID: int32.nullish(),
-  NextFromUTC: z.string().nullish(),
-  Statuses: z.array(z.object(statusRecord.shape)).nullish(),
-});
+export const statusReplyCheck = schema((z) =>
+  z.object({
+    ErrorID: int32().nullish(),
+    NextFromUTC: z.string().nullish(),
+    Statuses: z.array(z.object(statusRecord().shape)).nullish(),
+  }),
+);
 
 /** A from-mobile message of `get/re_messages` (ID exact: a number, or a decimal string above 2^53). */
-export const fromMobileMessage = z
-  .object({
-    ID: int64Out,
-    MessageUTC: z.string().nullish(),
-    ReceiveUTC: z.string().nullish(),
-    SIN: z.number().int().nullish(),
-    MobileID: z.string().nullish(),
-    RawPayload: z.string().nullish(),
-    Payload: z.object({ Name: z.string().nullish(), SIN: z.number().nullish(), MIN: z.number().nullish(), Fields: z.array(z.unknown()).nullish() }).loose().nullish(),
-  })
-  .loose();
-export type FromMobileMessage = z.infer<typeof fromMobileMessage>;
+export const fromMobileMessage = schema((z) =>
+  z
+    .object({
+      ID: int64Out(),
+      MessageUTC: z.string().nullish(),
+      ReceiveUTC: z.string().nullish(),
+      SIN: z.number().int().nullish(),
+      MobileID: z.string().nullish(),
+      RawPayload: z.string().nullish(),
+      Payload: z.object({ Name: z.string().nullish(), SIN: z.number().nullish(), MIN: z.number().nullish(), Fields: z.array(z.unknown()).nullish() }).loose().nullish(),
+    })
+    .loose(),
+);
+export type FromMobileMessage = Infer<typeof fromMobileMessage>;
 /** The reply; each message is checked on its own (`readMessage`): one bad message never blocks the feed. */
-export const reMessagesReply = z.object({ ErrorID: int32.nullish(), NextFromUTC: z.string().nullish(), Messages: z.array(z.unknown()).nullish() }).loose();
+export const reMessagesReply = schema((z) => z.object({ ErrorID: int32().nullish(), NextFromUTC: z.string().nullish(), Messages: z.array(z.unknown()).nullish() }).loose());
 
 /**
  * A message of a reply that breaks the API's rules (`ID: 1.5`, a string SIN...): it takes
@@ -105,7 +113,7 @@ export type FeedMessage = FromMobileMessage | MalformedMessage;
 
 /** One message of a reply: checked, or a MalformedMessage naming the first bad field. */
 export function readMessage(raw: unknown): FeedMessage {
-  const r = fromMobileMessage.safeParse(raw);
+  const r = fromMobileMessage().safeParse(raw);
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   return new MalformedMessage(raw, `${issue?.path.length ? issue.path.join('.') : '(message)'}: ${issue?.message ?? 'invalid'}`);
@@ -126,8 +134,8 @@ export function exactIds<T extends object>(r: T, keys: readonly string[]): T {
 }
 
 /** Parses a reply with a schema or throws BAD_RESPONSE naming the first bad field. */
-export function parseReply<T>(schema: z.ZodType<T>, body: unknown, where: string): T {
-  const r = schema.safeParse(body);
+export function parseReply<T>(schema: SchemaOf<T>, body: unknown, where: string): T {
+  const r = built(schema).safeParse(body);
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   const path = issue?.path.length ? issue.path.join('.') : '(body)';
@@ -142,7 +150,7 @@ export function parseReply<T>(schema: z.ZodType<T>, body: unknown, where: string
  * the loose one refuses and copies only the few fields it names, so a reply of many
  * records is not copied whole once more.
  */
-export function checkReply<T>(schema: z.ZodType, body: unknown, where: string): T {
+export function checkReply<T>(schema: SchemaOf<unknown>, body: unknown, where: string): T {
   parseReply(schema, body, where);
   return body as T;
 }

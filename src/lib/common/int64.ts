@@ -5,7 +5,14 @@
  * string when it is not (the public contract). Requests are serialised with BigInt so
  * that an ID goes out as an exact JSON integer.
  */
-import { parse, stringify, isSafeNumber } from 'lossless-json';
+import type * as LosslessJson from 'lossless-json';
+
+let lossless: typeof LosslessJson | undefined;
+/** lossless-json, loaded with the first request or long-numbered reply: a flow's nodes start without it. */
+function losslessJson(): typeof LosslessJson {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (lossless ??= require('lossless-json') as typeof LosslessJson);
+}
 
 export const INT64_MAX = 9223372036854775807n;
 export const INT64_MIN = -9223372036854775808n;
@@ -15,7 +22,7 @@ const INTEGER_RE = /^-?\d+$/;
 /** Number parser for lossless-json: unsafe integers become decimal strings. */
 function parseNumber(text: string): number | string {
   if (INTEGER_RE.test(text)) {
-    if (isSafeNumber(text)) return Number(text);
+    if (losslessJson().isSafeNumber(text)) return Number(text);
     // Normalise (strip a leading "-0..." or leading zeros) through BigInt.
     return BigInt(text).toString();
   }
@@ -85,7 +92,7 @@ export function jsonTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
 export function parseJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
   if (jsonTooDeep(text, maxDepth)) throw new JsonDepthError(maxDepth);
   if (!LONG_NUMBER.test(text)) return JSON.parse(text);
-  return parse(text, null, parseNumber);
+  return losslessJson().parse(text, null, parseNumber);
 }
 
 /**
@@ -120,7 +127,7 @@ export function bodyProblem(value: unknown, root = 'msg.payload', maxDepth = 100
 
 /** Serialises a value; BigInt values are written as exact JSON integers. */
 export function stringifyJson(value: unknown): string {
-  const out = stringify(value);
+  const out = losslessJson().stringify(value);
   if (out === undefined) throw new TypeError('value cannot be serialised to JSON');
   return out;
 }

@@ -62,16 +62,29 @@ describe('typed clients from plain Node.js', function () {
     assert.deepEqual(loaded.nodeRed, [], 'no Node-RED module loaded');
   });
 
-  it('requiring the package loads neither undici nor zod; making a client loads zod, a first request undici', async function () {
-    const r = await runNode(`
-      const has = (m) => Object.keys(require.cache).some((k) => k.includes('/node_modules/' + m + '/'));
-      const pkg = require('.');
-      const out = [has('undici'), has('zod')];
-      const c = new pkg.TerminalClient({ baseUrl: 'http://127.0.0.1:9', token: 't', maxRetries: 0 });
-      out.push(has('undici'), has('zod'));
-      c.statusUpdates('2024-01-01 00:00:00').catch(() => {}).finally(() => { out.push(has('undici')); console.log(JSON.stringify(out)); return c.close(); });`);
-    assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(JSON.parse(r.stdout.trim()), [false, false, false, true, true]);
+  it('requiring the package or making a client loads neither undici nor zod; a first request loads undici, its first reply zod', async function () {
+    const sim = await startSimulator({ port: 0 });
+    try {
+      const r = await runNode(`
+        const has = (m) => Object.keys(require.cache).some((k) => k.includes('/node_modules/' + m + '/'));
+        const pkg = require('.');
+        const out = [has('undici'), has('zod')];
+        const c = new pkg.TerminalClient({ baseUrl: 'http://127.0.0.1:9', token: 't', maxRetries: 0 });
+        out.push(has('undici'), has('zod'));
+        const ok = new pkg.TerminalClient({ baseUrl: ${JSON.stringify(sim.url)}, clientId: 'demo', clientSecret: 'demo-secret' });
+        (async () => {
+          // Connection refused: a request made, no reply to check.
+          await c.statusUpdates('2024-01-01 00:00:00').catch(() => {});
+          out.push(has('undici'), has('zod'));
+          // A reply, checked.
+          const page = await ok.statusUpdates('2024-01-01 00:00:00');
+          out.push(Array.isArray(page.records), has('zod'));
+        })().finally(() => { console.log(JSON.stringify(out)); return Promise.all([c.close(), ok.close()]); });`);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(JSON.parse(r.stdout.trim()), [false, false, false, false, true, false, true, true]);
+    } finally {
+      await sim.close();
+    }
   });
 
   describe('against the simulator', function () {

@@ -32,7 +32,7 @@ import {
   type SmsEnvelope,
 } from '../broker';
 import { parseReply } from '../terminal';
-import type { z } from 'zod';
+import type { Infer } from '../../common/schema';
 import { clientAccount, closedError, commonLimits, optionsObject, requiredText, textOption, type CommonClientOptions } from './options';
 
 /** Options of a BrokerClient: the broker's base URL (the gateway's, or the API gateway's) and its credentials. */
@@ -46,8 +46,8 @@ export interface BrokerClientOptions extends Omit<CommonClientOptions, 'rateLimi
   tokenUrl?: string;
 }
 
-export type Contract = z.infer<typeof contractList>[number];
-export type BrokerMessage = z.infer<typeof messageReply>;
+export type Contract = Infer<typeof contractList>[number];
+export type BrokerMessage = Infer<typeof messageReply>;
 export type { ContractCreate, ContractFilters, DevicePage, SmsEnvelope };
 
 /** Filters and paging of the device list (endpoint 8). */
