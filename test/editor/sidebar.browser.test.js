@@ -12,7 +12,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { ROOT, chromiumPath, startNodeRed, launchBrowser, openEditor } = require('../helpers/browser');
-const { ChildRed, makeUserDir } = require('../helpers/child-red');
+const { ChildRed, makeUserDir, addAdminAuth } = require('../helpers/child-red');
 const { startSimulator } = require('../../dist/simulator');
 
 const SHOTS = process.env.IOTGW_SCREENSHOTS === '1';
@@ -147,15 +147,7 @@ if (!chromium) {
       before(async function () {
         sim = await startSimulator({ port: 0, host: '127.0.0.1' });
         dir = makeUserDir({ recordsFile: path.join(require('node:os').tmpdir(), `iotgw-sidebar-${process.pid}.txt`) });
-        const nrDir = path.dirname(require.resolve('node-red/package.json'));
-        const bcrypt = require(require.resolve('bcryptjs', { paths: [nrDir] }));
-        const hash = bcrypt.hashSync(PASSWORD, 8);
-        const settingsFile = path.join(dir, 'settings.js');
-        const settings = fs.readFileSync(settingsFile, 'utf8').replace(
-          'module.exports = {',
-          `module.exports = {\n  adminAuth: { type: 'credentials', users: [{ username: 'admin', password: ${JSON.stringify(hash)}, permissions: '*' }, { username: 'viewer', password: ${JSON.stringify(hash)}, permissions: 'read' }] },`,
-        );
-        fs.writeFileSync(settingsFile, settings);
+        addAdminAuth(dir, [{ username: 'admin', permissions: '*' }, { username: 'viewer', permissions: 'read' }], PASSWORD);
         red = await new ChildRed(dir, { readyPath: '/auth/login' }).start();
       });
       after(async function () {
@@ -165,15 +157,7 @@ if (!chromium) {
         if (dir) fs.rmSync(dir, { recursive: true, force: true });
       });
 
-      async function login(username) {
-        const r = await fetch(`${red.url}/auth/token`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ client_id: 'node-red-editor', grant_type: 'password', scope: '', username, password: PASSWORD }),
-        });
-        assert.equal(r.status, 200, `login of ${username}`);
-        return r.json();
-      }
+      const login = (username) => red.login(username, PASSWORD);
 
       it('GET /iotgw/accounts: 401 without a login, 200 for a read-only user; the tab works for that user', async function () {
         const admin = await login('admin');
