@@ -17,6 +17,8 @@
  *    so that the short files fill the gaps while they run rather than after them. Nothing
  *    needs to run alone: no test depends on an idle machine (scripts/under-load.js checks
  *    that with a busy loop on every core).
+ * At the end: the ten slowest files of the parallel tier, each file's wall time in its worker
+ * (test/helpers/file-timing.js), the long poles to cut next.
  */
 const path = require('node:path');
 const fs = require('node:fs');
