@@ -488,7 +488,9 @@ function exampleTests(ed, area, { listed = false } = {}) {
           await page.evaluate(() => $('.red-ui-notification').css('visibility', 'hidden'));
           await page.evaluate(() => $('#red-ui-debug-content .red-ui-debug-msg').last().find('.red-ui-debug-msg-expandable').first().trigger('click'));
           await page.waitForTimeout(500);
-          await page.locator('#red-ui-sidebar-content').screenshot({ path: path.join(IMAGES, 'codec-debug.png') });
+          // Node-RED 4's sidebar content is #red-ui-sidebar-content; Node-RED 5 (split sidebars) has
+          // a .red-ui-sidebar-content section in #red-ui-sidebar instead.
+          await page.locator('#red-ui-sidebar-content, #red-ui-sidebar .red-ui-sidebar-content').first().screenshot({ path: path.join(IMAGES, 'codec-debug.png') });
         }
       });
     }
