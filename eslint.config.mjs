@@ -30,7 +30,7 @@ export default tseslint.config(
   },
   {
     // Browser tests: the callbacks of page.evaluate() run in the editor page.
-    files: ['test/editor/*.test.js', 'test/helpers/browser.js'],
+    files: ['test/editor/*.test.js', 'test/helpers/browser.js', 'test/helpers/editor.js'],
     languageOptions: { globals: { ...globals.node, ...globals.mocha, ...editorGlobals } },
   },
   {

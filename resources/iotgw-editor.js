@@ -84,6 +84,66 @@
             storeHint();
         },
         /**
+         * A config dialog's tabs, as the core MQTT broker dialog has them: the list
+         * #node-config-TYPE-tabs; tab NAME (label `<type>.tabs.NAME`) shows the div
+         * #TYPE-tab-NAME of #node-config-TYPE-tabs-content and hides the others.
+         */
+        tabs: function (node, type, names) {
+            var tabs = RED.tabs.create({
+                id: 'node-config-' + type + '-tabs',
+                onchange: function (tab) {
+                    $('#node-config-' + type + '-tabs-content').children().hide();
+                    $('#' + tab.id).show();
+                }
+            });
+            names.forEach(function (t) {
+                tabs.addTab({ id: type + '-tab-' + t, label: node._(type + '.tabs.' + t) });
+            });
+            setTimeout(function () { tabs.resize(); }, 0);
+            return tabs;
+        },
+        /**
+         * A config dialog's "test connection" row, built in the template's empty
+         * <div id="node-config-TYPE-test-row">: the button #node-config-TYPE-test, the tip
+         * `<type>.test.what` and the result #node-config-TYPE-test-result. A click posts
+         * `body()` (the values shown; a password field left as it is holds __PWRD__, which
+         * the runtime reads as the stored secret) to the admin route `url` and shows the
+         * answer {ok, code, message, ms} with a tick or a cross, or `<type>.test.failed`
+         * when the runtime does not answer. Nothing is echoed.
+         */
+        testButton: function (node, type, url, body) {
+            var id = 'node-config-' + type + '-test';
+            var row = $('#' + id + '-row').empty();
+            var line = $('<div class="form-row"></div>').appendTo(row);
+            var button = $('<button type="button" class="red-ui-button"><i class="fa fa-plug"></i> </button>').attr('id', id).appendTo(line);
+            $('<span></span>').text(node._(type + '.test.button')).appendTo(button);
+            line.append(' ');
+            $('<span class="form-tips" style="margin-left: 8px; border: none; padding: 0;"></span>').text(node._(type + '.test.what')).appendTo(line);
+            var result = $('<div class="form-row" style="display:none; white-space: pre-wrap; word-break: break-word;"></div>').attr('id', id + '-result').appendTo(row);
+            function show(ok, text) {
+                result.empty().show().css('color', ok === null ? '' : ok ? 'var(--red-ui-text-color-success, #3c763d)' : 'var(--red-ui-text-color-error, #d6615f)');
+                $('<i class="fa"></i>').addClass(ok === null ? 'fa-spinner fa-spin' : ok ? 'fa-check' : 'fa-times').appendTo(result);
+                $('<span></span>').text(' ' + text).appendTo(result);
+            }
+            button.on('click', function () {
+                button.prop('disabled', true);
+                show(null, node._(type + '.test.running'));
+                $.ajax({ url: url, type: 'POST', contentType: 'application/json', data: JSON.stringify(body()), timeout: 30000 })
+                    .done(function (r) {
+                        show(!!r.ok, (r.ok ? '' : (r.code ? r.code + ': ' : '')) + r.message + ' (' + r.ms + ' ms)');
+                    })
+                    .fail(function (xhr) {
+                        show(false, node._(type + '.test.failed', { status: xhr.status || 'no answer' }));
+                    })
+                    .always(function () { button.prop('disabled', false); });
+            });
+        },
+        /** A config dialog's field value (#node-config-input-KEY) as text; a tls-config picker's only when it names a node. */
+        configValue: function (key) {
+            var v = String($('#node-config-input-' + key).val() || '');
+            return key === 'tls' && !RED.nodes.node(v) ? '' : v;
+        },
+        /**
          * Expands the common dialog rows of the template of `type` (before the dialog opens):
          *   <div class="form-row" data-iotgw-row="FIELD ICON [WIDTH] [LABELKEY]">after</div>
          *     a label (fa-ICON, `<type>.label.LABELKEY`, default FIELD) and a text input

@@ -17,6 +17,8 @@
  *    so that the short files fill the gaps while they run rather than after them. Nothing
  *    needs to run alone: no test depends on an idle machine (scripts/under-load.js checks
  *    that with a busy loop on every core).
+ * At the end: the ten slowest files of the parallel tier, each file's wall time in its worker
+ * (test/helpers/file-timing.js), the long poles to cut next.
  */
 const path = require('node:path');
 const fs = require('node:fs');
@@ -59,12 +61,30 @@ const tiers = unitOnly
   ? [{ name: 'unit', files: all.filter(UNIT), parallel: false }]
   : [{ name: 'all', files: [...all.filter((f) => SLOW.test(f)), ...all.filter((f) => !SLOW.test(f))], parallel: true }];
 
+// Each file's wall time in its worker (test/helpers/file-timing.js), for the slowest-files report.
+const TIMING_PLUGIN = path.join(ROOT, 'test', 'helpers', 'file-timing.js');
+const TIMINGS = path.join(os.tmpdir(), `iotgw-test-timings-${process.pid}.jsonl`);
+
+/** The `n` slowest files of the run, as lines to print (none when no timing was written). */
+function slowest(n) {
+  let lines;
+  try {
+    lines = fs.readFileSync(TIMINGS, 'utf8').split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+  fs.rmSync(TIMINGS, { force: true });
+  const rows = lines.map((l) => JSON.parse(l)).sort((a, b) => b.ms - a.ms).slice(0, n);
+  return rows.map((r) => `  ${(r.ms / 1000).toFixed(1).padStart(6)} s  ${r.file}\n`);
+}
+
 function run(tier) {
   return new Promise((resolve) => {
     // .mocharc.json's settings but its spec list (mocha would add that list to the files named here).
-    const margs = [MOCHA, '--no-config', ...rcArgs, ...(tier.parallel ? ['--parallel', '--jobs', String(jobs)] : []), ...tier.files];
+    const margs = [MOCHA, '--no-config', ...rcArgs, ...(tier.parallel ? ['--parallel', '--jobs', String(jobs), '--require', TIMING_PLUGIN] : []), ...tier.files];
     process.stdout.write(`\n=== ${tier.name}: ${tier.files.length} files${tier.parallel ? `, ${jobs} workers` : ''}\n`);
-    const child = spawn(process.execPath, margs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const env = { ...process.env, IOTGW_TEST_TIMINGS: TIMINGS };
+    const child = spawn(process.execPath, margs, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
     // mocha's own counts, from its closing lines (failure details may follow them at length).
     const counts = { passing: 0, failing: 0, pending: 0 };
     let partial = '';
@@ -91,6 +111,8 @@ function run(tier) {
     for (const k of Object.keys(sum)) sum[k] += r[k];
     if (r.code !== 0) code = r.code || 1;
   }
+  const slow = slowest(10);
+  if (slow.length) process.stdout.write(`\n=== slowest files (wall time in their worker)\n${slow.join('')}`);
   const secs = Math.round((Date.now() - started) / 1000);
   process.stdout.write(`\n=== all tiers (${secs} s)\n`);
   process.stdout.write(`  ${sum.passing} passing (all tiers)\n`);

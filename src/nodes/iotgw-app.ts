@@ -5,13 +5,15 @@
  * the account shares them, like the MQTT broker node shares one connection.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { checkBaseUrl, type Query } from '../lib/transport/http';
+import { ApiClient, checkBaseUrl, type Query } from '../lib/transport/http';
 import { StaticBearer, TokenHeaders, appLogin, type CachedToken } from '../lib/account/auth';
 import { tlsFromConfigNode } from '../lib/node-red/tls';
 import { GatewayError } from '../lib/common/errors';
 import { markSettingError } from '../lib/common/setting-error';
 import { numberSetting, resolveCredential } from '../lib/node-red/node-kit';
-import { loginPathSetting, refuseTokenInQuery } from '../lib/api/app';
+import { APP_PATHS, loginPathSetting, refuseTokenInQuery, userRecord } from '../lib/api/app';
+import { parseReply } from '../lib/api/terminal';
+import { ConnectionTest, dialogCredentials, envValue, type DialogValues, type TestConnectionResult } from '../lib/node-red/test-connection';
 import type { AppNode, AppSettings } from '../lib/node-red/config-nodes';
 import { createAccount } from '../lib/account/account';
 import { credentialDigest, tokenIdentity } from '../lib/account/redis/keys';
@@ -78,20 +80,70 @@ function readAppSettings(node: AppNode, config: AppConfig): GatewayError | undef
   }
 }
 
+/** The credentials an app account authenticates with, `${ENV_VAR}` resolved. */
+interface AppLogin {
+  email: string;
+  password: string;
+  authToken: string;
+}
+
 /** The bearer auth: log in with email and password (token kept in `held`), else a static token. */
-function appBearer(RED: NodeAPI, node: AppNode, held: AppHeld) {
-  const email = resolveCredential(RED, node, node.credentials?.email).trim();
-  held.password = resolveCredential(RED, node, node.credentials?.password);
-  if (email && held.password) {
+function bearerFrom(c: AppLogin, loginPath: string, client: () => ApiClient, held: AppHeld) {
+  held.password = c.password;
+  if (c.email && c.password) {
     // Log in at loginPath, keep the token, log in again after a 401.
-    held.login = appLogin({ client: node.client, loginPath: node.settings.loginPath, email, password: held.password, group: GROUP });
+    held.login = appLogin({ client, loginPath, email: c.email, password: c.password, group: GROUP });
     return new TokenHeaders(held.login, (t) => ({ authorization: `Bearer ${t}` }), (h) => /^Bearer (.+)$/.exec(h.authorization ?? '')?.[1], "Check the email and password in the iotgw-app config node's credentials.");
   }
-  held.token = resolveCredential(RED, node, node.credentials?.authToken).trim();
+  held.token = c.authToken;
   if (!held.token) {
     throw new GatewayError('BAD_INPUT', 'credentials: the iotgw-app config node has no auth token and no email/password; set one of them (${ENV_VAR} works)', { field: 'credentials' });
   }
   return new StaticBearer(held.token, 'auth token');
+}
+
+function appBearer(RED: NodeAPI, node: AppNode, held: AppHeld) {
+  const c = node.credentials;
+  const login = { email: resolveCredential(RED, node, c?.email).trim(), password: resolveCredential(RED, node, c?.password), authToken: resolveCredential(RED, node, c?.authToken).trim() };
+  return bearerFrom(login, node.settings.loginPath, node.client, held);
+}
+
+/** What the dialog's "test connection" button sends (POST /iotgw-app/test-connection). */
+export interface AppTestRequest extends DialogValues<keyof AppLogin> {
+  baseUrl?: string;
+  loginPath?: string;
+  timeoutSeconds?: number | string;
+}
+
+/**
+ * One harmless call with the dialog's values, through a throwaway client (not the account's
+ * rate budget; no retries; at most 15 s) and the auth the nodes use: GET /auth/user, the
+ * token's own user (after the login at the login path with an email and password). The
+ * result names the user reached and never carries a credential.
+ */
+export async function testAppConnection(RED: NodeAPI, req: AppTestRequest): Promise<TestConnectionResult> {
+  const cred = dialogCredentials(RED, req);
+  const login: AppLogin = { email: cred('email'), password: cred('password'), authToken: cred('authToken') };
+  const test = new ConnectionTest([login.password, login.authToken, login.email]);
+  const held: AppHeld = { token: '', password: '' };
+  let client: ApiClient | undefined;
+  try {
+    const s = appSettings(migrateAppConfig({ baseUrl: envValue(req.baseUrl), loginPath: envValue(req.loginPath), timeoutSeconds: envValue(req.timeoutSeconds) || 30 }));
+    const tlsNode = req.tls ? RED.nodes.getNode(req.tls) : null;
+    const tls = tlsNode ? tlsFromConfigNode(RED, tlsNode, req.tls, 'iotgw-app (test connection)') : undefined;
+    const c = new ApiClient({ label: `test ${new URL(s.baseUrl).host}`, baseUrl: s.baseUrl, timeoutMs: Math.min(s.timeoutMs, 15_000), maxConcurrent: 1, maxRetries: 0, tls });
+    client = c;
+    const auth = bearerFrom(login, s.loginPath, () => c, held);
+    const res = await c.request({ method: 'GET', path: APP_PATHS.user, auth, group: GROUP, idempotent: true });
+    const user = parseReply(userRecord, res.body, `GET ${APP_PATHS.user}`);
+    const who = user.name || user.username || user.id;
+    const how = held.login ? `logged in at POST ${s.loginPath}; the application API accepted the login token` : 'the application API accepted the auth token';
+    return test.result(true, `GET ${APP_PATHS.user}: ${how}${who ? ` (user ${JSON.stringify(String(who).slice(0, 60))})` : ''}`);
+  } catch (err) {
+    return test.failed(err);
+  } finally {
+    await Promise.allSettled([held.login?.close(), client?.close()]);
+  }
 }
 
 /** The account: its client, limiter and token, shared by every node that uses it. */

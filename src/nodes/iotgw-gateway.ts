@@ -5,7 +5,7 @@
  * shares them, like the MQTT broker node shares one connection.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { ApiClient, checkBaseUrl, redactText } from '../lib/transport/http';
+import { ApiClient, checkBaseUrl } from '../lib/transport/http';
 import { tlsFromConfigNode } from '../lib/node-red/tls';
 import { ClientCredentialsBearer, StaticBearer, StaticHeaders, TokenHeaders, oauthClientCredentials, type CachedToken } from '../lib/account/auth';
 import { resolveGatewayBase, trimBase } from '../lib/transport/endpoints';
@@ -17,6 +17,7 @@ import { ErrorCatalogue } from '../lib/api/catalogue';
 import { credentialDigest, tokenIdentity } from '../lib/account/redis/keys';
 import { createAccount } from '../lib/account/account';
 import type { GatewayCredentials, GatewayNode, GatewaySettings } from '../lib/node-red/config-nodes';
+import { ConnectionTest, dialogCredentials, envValue, type DialogValues, type TestConnectionResult } from '../lib/node-red/test-connection';
 
 export interface GatewayConfig extends NodeDef {
   baseUrl: string;
@@ -79,28 +80,13 @@ export function gatewaySettings(config: GatewayConfig): GatewaySettings {
 }
 
 /** What the dialog's "test connection" button sends (POST /iotgw/test-connection). */
-export interface TestConnectionRequest {
-  /** The config node's id: its stored credentials stand in for fields the dialog left unchanged. */
-  id?: string;
+export interface TestConnectionRequest extends DialogValues<'clientId' | 'clientSecret' | 'token'> {
   baseUrl?: string;
   apiVersion?: string;
   timeoutSeconds?: number | string;
-  tls?: string;
-  credentials?: Partial<Record<'clientId' | 'clientSecret' | 'token', string>>;
 }
 
-export interface TestConnectionResult {
-  ok: boolean;
-  /** The error code when not ok (BAD_INPUT, UNAUTHORIZED, NETWORK, ...). */
-  code?: string;
-  /** What happened, credential-free. */
-  message: string;
-  ms: number;
-}
-
-/** What a password field of the editor holds when the user left the stored value as it is. */
-const UNCHANGED = '__PWRD__';
-const ENV_VALUE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
+export type { TestConnectionResult } from '../lib/node-red/test-connection';
 
 /**
  * One harmless call with the dialog's values, through a throwaway client (its own, not the
@@ -110,42 +96,30 @@ const ENV_VALUE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
  * used is cut out of the text once more.
  */
 export async function testConnection(RED: NodeAPI, req: TestConnectionRequest): Promise<TestConnectionResult> {
-  const started = Date.now();
-  const env = (v: unknown): string => {
-    const s = typeof v === 'string' ? v.trim() : v === undefined || v === null ? '' : String(v);
-    const m = ENV_VALUE.exec(s);
-    return m ? process.env[m[1]!] ?? '' : s;
-  };
-  const stored = (req.id ? (RED.nodes.getCredentials(req.id) as Partial<GatewayCredentials> | undefined) : undefined) ?? {};
-  const cred = (k: 'clientId' | 'clientSecret' | 'token'): string => {
-    const v = req.credentials?.[k];
-    return env(v === UNCHANGED ? stored[k] : v);
-  };
+  const cred = dialogCredentials(RED, req);
   const id = cred('clientId');
   const secret = cred('clientSecret');
   const token = cred('token');
-  const secrets = [secret, token].filter((x) => x.length >= 4).sort((a, b) => b.length - a.length);
-  const done = (ok: boolean, message: string, code?: string): TestConnectionResult => ({ ok, ...(code ? { code } : {}), message: redactText(message, secrets), ms: Date.now() - started });
+  const test = new ConnectionTest([secret, token]);
   let client: ApiClient | undefined;
   try {
-    const s = gatewaySettings(migrateGatewayConfig({ baseUrl: env(req.baseUrl), apiVersion: env(req.apiVersion) || '1.0', timeoutSeconds: env(req.timeoutSeconds) || 65 }));
+    const s = gatewaySettings(migrateGatewayConfig({ baseUrl: envValue(req.baseUrl), apiVersion: envValue(req.apiVersion) || '1.0', timeoutSeconds: envValue(req.timeoutSeconds) || 65 }));
     const tlsNode = req.tls ? RED.nodes.getNode(req.tls) : null;
     const tls = tlsNode ? tlsFromConfigNode(RED, tlsNode, req.tls, 'iotgw-gateway (test connection)') : undefined;
     const path = (rest: string) => `/api/v${s.apiVersion}/${rest}`;
     client = new ApiClient({ label: `test ${new URL(s.baseUrl).host}`, baseUrl: s.baseUrl, timeoutMs: Math.min(s.timeoutMs, 15_000), maxConcurrent: 1, maxRetries: 0, tls });
     if (id && secret) {
       await new ClientCredentialsBearer(id, secret, path('auth/token')).headers(client);
-      return done(true, `POST ${path('auth/token')}: the gateway accepted the client ID and secret and issued a token`);
+      return test.result(true, `POST ${path('auth/token')}: the gateway accepted the client ID and secret and issued a token`);
     }
     if (token) {
       const res = await client.request({ method: 'GET', path: path('info/service'), auth: new StaticBearer(token, 'bearer token'), idempotent: true });
       const version = (res.body as { Version?: unknown } | null)?.Version;
-      return done(true, `GET ${path('info/service')}: the gateway accepted the bearer token${typeof version === 'string' ? ` (service version ${version.slice(0, 20)})` : ''}`);
+      return test.result(true, `GET ${path('info/service')}: the gateway accepted the bearer token${typeof version === 'string' ? ` (service version ${version.slice(0, 20)})` : ''}`);
     }
-    return done(false, 'credentials: give a client ID and secret, or a bearer token, to test the connection', 'BAD_INPUT');
+    return test.result(false, 'credentials: give a client ID and secret, or a bearer token, to test the connection', 'BAD_INPUT');
   } catch (err) {
-    const ge = err instanceof GatewayError ? err : new GatewayError('NETWORK', String((err as Error)?.message ?? err));
-    return done(false, ge.message, ge.code);
+    return test.failed(err);
   } finally {
     await client?.close();
   }

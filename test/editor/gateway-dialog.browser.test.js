@@ -12,8 +12,7 @@
  *   and an icon per LoRaWAN node.
  */
 const assert = require('assert');
-const { freePort } = require('../helpers/net');
-const { useEditor, nodeTypes } = require('../helpers/browser');
+const { useEditor, nodeTypes, accountDialog } = require('../helpers/browser');
 
 const AREAS = {
   terminals: ['iotgw-terminal-mode', 'iotgw-cancel', 'iotgw-status-poller', 'iotgw-message-poller', 'iotgw-send-message', 'iotgw-message-tracker'],
@@ -26,46 +25,16 @@ describe('gateway account dialog and palette in a real browser (issue 26)', func
   this.timeout(120000);
   let nr;
   let page;
+  let dialog;
   useEditor({ width: 1280, height: 900 }, (e) => {
     ({ nr, page } = e);
     page.setDefaultTimeout(15000);
+    dialog = accountDialog(page, 'iotgw-gateway');
   });
-
-  async function openNewAccount() {
-    await page.evaluate(() => RED.editor.editConfig('', 'iotgw-gateway', '_ADD_', 'node-config-input'));
-    await page.waitForSelector('.red-ui-tray #node-config-dialog-edit-form', { state: 'visible' });
-    await page.waitForSelector('#node-config-iotgw-gateway-tabs li', { state: 'visible' });
-  }
-  async function closeDialog(button = '#node-config-dialog-cancel') {
-    await page.click(button);
-    await page.waitForFunction(() => !document.querySelector('.red-ui-tray'), null, { timeout: 5000 });
-  }
-  const TAB_IDS = { Connection: 'connection', Credentials: 'credentials', Limits: 'limits', 'Shared state': 'shared' };
-  async function tab(label) {
-    if (await page.isVisible(`#iotgw-gateway-tab-${TAB_IDS[label]}`)) return;
-    // RED.tabs takes two clicks within its double-click time as one double click.
-    await page.waitForTimeout(600);
-    await page.click(`#node-config-iotgw-gateway-tabs a[href="#iotgw-gateway-tab-${TAB_IDS[label]}"]`);
-    await page.waitForSelector(`#iotgw-gateway-tab-${TAB_IDS[label]}`, { state: 'visible' });
-  }
-  /** Clicks "test connection" and waits for its result; returns {ok, text}. */
-  async function testConnection() {
-    await page.click('#node-config-iotgw-test');
-    const h = await page.waitForFunction(
-      () => {
-        const el = document.getElementById('node-config-iotgw-test-result');
-        if (!el || el.offsetParent === null || el.querySelector('.fa-spinner')) return false;
-        return { ok: !!el.querySelector('.fa-check'), failed: !!el.querySelector('.fa-times'), text: el.textContent.trim() };
-      },
-      null,
-      { timeout: 30000 },
-    );
-    return h.jsonValue();
-  }
 
   it('shows the account settings in four tabs, each field on its tab', async function () {
     page.errors.length = 0;
-    await openNewAccount();
+    await dialog.open();
     const labels = await page.evaluate(() => [...document.querySelectorAll('#node-config-iotgw-gateway-tabs li')].map((li) => li.textContent.trim()));
     assert.deepStrictEqual(labels, ['Connection', 'Credentials', 'Limits', 'Shared state']);
     const visible = (ids) => page.evaluate((ids) => ids.filter((id) => $(`#node-config-input-${id}`).is(':visible')), ids);
@@ -77,72 +46,48 @@ describe('gateway account dialog and palette in a real browser (issue 26)', func
     };
     const all = Object.values(onTab).flat();
     for (const [label, ids] of Object.entries(onTab)) {
-      await tab(label);
+      await dialog.tab(label);
       const shown = await visible(all);
       assert.deepStrictEqual(shown.filter((id) => id !== 'redis' || label === 'Shared state').sort(), [...ids].sort(), `${label}: the fields shown`);
     }
     // The test button is there whatever the tab.
-    assert.ok(await page.isVisible('#node-config-iotgw-test'));
-    await closeDialog();
+    assert.ok(await page.isVisible('#node-config-iotgw-gateway-test'));
+    await dialog.close();
     assert.deepStrictEqual(page.errors, []);
   });
 
   it('test connection: a good account, a wrong secret and a dead port each show their result', async function () {
     page.errors.length = 0;
-    await openNewAccount();
-    await page.fill('#node-config-input-baseUrl', nr.simUrl);
-    await tab('Credentials');
-    await page.fill('#node-config-input-clientId', 'demo');
-    await page.fill('#node-config-input-clientSecret', 'demo-secret');
-    const good = await testConnection();
+    await dialog.open();
+    await dialog.fill({ baseUrl: nr.simUrl, clientId: 'demo', clientSecret: 'demo-secret' });
+    const good = await dialog.testConnection();
     assert.ok(good.ok, good.text);
     assert.match(good.text, /accepted the client ID and secret/);
 
     await page.fill('#node-config-input-clientSecret', 'a-wrong-secret');
-    const wrong = await testConnection();
+    const wrong = await dialog.testConnection();
     assert.ok(wrong.failed && !wrong.ok, wrong.text);
     assert.match(wrong.text, /^UNAUTHORIZED: .*client ID and client secret/);
     assert.ok(!wrong.text.includes('a-wrong-secret'));
 
-    const port = await freePort();
-    await tab('Connection');
-    await page.fill('#node-config-input-baseUrl', `http://127.0.0.1:${port}`);
-    const dead = await testConnection();
+    const dead = await dialog.testDeadPort();
     assert.ok(dead.failed, dead.text);
-    assert.ok(dead.text.includes(`nothing listens at 127.0.0.1:${port}: is the simulator running? (\`npx iotgw-simulator --port ${port}\`)`), dead.text);
-    await closeDialog();
+    assert.ok(dead.text.includes(`nothing listens at 127.0.0.1:${dead.port}: is the simulator running? (\`npx iotgw-simulator --port ${dead.port}\`)`), dead.text);
+    await dialog.close();
     assert.deepStrictEqual(page.errors, []);
   });
 
   it('test connection after a deploy: a secret left as it is tests with the stored one', async function () {
-    await openNewAccount();
-    await page.fill('#node-config-input-name', 'stored');
-    await page.fill('#node-config-input-baseUrl', nr.simUrl);
-    await tab('Credentials');
-    await page.fill('#node-config-input-clientId', 'demo');
-    await page.fill('#node-config-input-clientSecret', 'demo-secret');
-    await closeDialog('#node-config-dialog-ok');
-    const id = await page.evaluate(() => {
-      let id;
-      RED.nodes.eachConfig((n) => {
-        if (n.type === 'iotgw-gateway' && n.name === 'stored') id = n.id;
-      });
-      return id;
-    });
-    assert.ok(id);
-    await page.click('#red-ui-header-button-deploy');
-    await page.waitForSelector('.red-ui-notification:has-text("Successfully deployed")', { timeout: 15000 });
-    await page.evaluate((id) => RED.editor.editConfig('', 'iotgw-gateway', id, 'node-config-input'), id);
-    await page.waitForSelector('#node-config-iotgw-gateway-tabs li', { state: 'visible' });
+    await dialog.open();
+    await dialog.fill({ name: 'stored', baseUrl: nr.simUrl, clientId: 'demo', clientSecret: 'demo-secret' });
+    const id = await dialog.saveAndDeploy('stored');
+    await dialog.open(id);
     assert.strictEqual(await page.inputValue('#node-config-input-clientSecret'), '__PWRD__', 'Node-RED shows the stored secret as __PWRD__');
-    const r = await testConnection();
+    const r = await dialog.testConnection();
     assert.ok(r.ok, r.text);
     assert.ok(!r.text.includes('demo-secret'));
-    await closeDialog();
-    await page.evaluate((id) => {
-      RED.nodes.remove(id);
-      RED.nodes.dirty(true);
-    }, id);
+    await dialog.close();
+    await dialog.remove(id);
   });
 
   it('the palette: a colour per area, none of the core nodes\', in area order, and an icon per LoRaWAN node', async function () {

@@ -7,12 +7,15 @@
  * - with adminAuth: GET /iotgw/accounts answers 401 without a login, 200 for a user whose
  *   permissions are "read" (the route asks for iotgw.read), and that user's tab shows the cards.
  * docs/images/sidebar.png is written only with IOTGW_SCREENSHOTS=1.
+ * The tab's content is looked for inside #red-ui-sidebar, the editor's right-hand sidebar on
+ * both lines: Node-RED 4 puts tab content in its #red-ui-sidebar-content, Node-RED 5 (split,
+ * draggable sidebars) in a .red-ui-sidebar-content section of it and has no #red-ui-sidebar-content.
  */
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { ROOT, chromiumPath, startNodeRed, launchBrowser, openEditor } = require('../helpers/browser');
-const { ChildRed, makeUserDir } = require('../helpers/child-red');
+const { ChildRed, makeUserDir, addAdminAuth } = require('../helpers/child-red');
 const { startSimulator } = require('../../dist/simulator');
 
 const SHOTS = process.env.IOTGW_SCREENSHOTS === '1';
@@ -53,7 +56,7 @@ async function deploy(url, nodes, headers = {}) {
 /** The cards the tab shows: [{name, groups: {NAME: used}}]. */
 function cards(page) {
   return page.evaluate(() =>
-    $('#red-ui-sidebar-content .iotgw-sb-card:visible')
+    $('#red-ui-sidebar .iotgw-sb-card:visible')
       .map(function () {
         const groups = {};
         $(this)
@@ -103,10 +106,10 @@ if (!chromium) {
 
       it('appears, quiet with no account; then one card per account, and the SEND bar moves while a burst runs', async function () {
         await page.evaluate(() => RED.sidebar.show('iotgw'));
-        await page.waitForSelector('#red-ui-sidebar-content .iotgw-sb-empty', { state: 'visible' });
+        await page.waitForSelector('#red-ui-sidebar .iotgw-sb-empty', { state: 'visible' });
         assert.equal((await cards(page)).length, 0);
         await deploy(nr.url, flows(nr.simUrl));
-        await page.waitForFunction(() => $('#red-ui-sidebar-content .iotgw-sb-card:visible').length === 2, null, { timeout: 15000 });
+        await page.waitForFunction(() => $('#red-ui-sidebar .iotgw-sb-card:visible').length === 2, null, { timeout: 15000 });
         const before = await cards(page);
         assert.deepEqual(before.map((c) => c.name).sort(), ['fleet gateway', 'platform']);
         assert.deepEqual(before.find((c) => c.name === 'fleet gateway').groups, { SEND: 0, GET: 0 });
@@ -131,7 +134,7 @@ if (!chromium) {
           fs.mkdirSync(path.join(ROOT, 'docs', 'images'), { recursive: true });
           await page.locator('#red-ui-sidebar').screenshot({ path: path.join(ROOT, 'docs', 'images', 'sidebar.png') });
         }
-        const text = await page.evaluate(() => $('#red-ui-sidebar-content .iotgw-sb').text());
+        const text = await page.evaluate(() => $('#red-ui-sidebar .iotgw-sb').text());
         for (const secret of ['demo-secret', 'app-demo-token']) assert.ok(!text.includes(secret), `${secret} shown in the tab`);
         assert.deepEqual(page.errors, []);
       });
@@ -147,15 +150,7 @@ if (!chromium) {
       before(async function () {
         sim = await startSimulator({ port: 0, host: '127.0.0.1' });
         dir = makeUserDir({ recordsFile: path.join(require('node:os').tmpdir(), `iotgw-sidebar-${process.pid}.txt`) });
-        const nrDir = path.dirname(require.resolve('node-red/package.json'));
-        const bcrypt = require(require.resolve('bcryptjs', { paths: [nrDir] }));
-        const hash = bcrypt.hashSync(PASSWORD, 8);
-        const settingsFile = path.join(dir, 'settings.js');
-        const settings = fs.readFileSync(settingsFile, 'utf8').replace(
-          'module.exports = {',
-          `module.exports = {\n  adminAuth: { type: 'credentials', users: [{ username: 'admin', password: ${JSON.stringify(hash)}, permissions: '*' }, { username: 'viewer', password: ${JSON.stringify(hash)}, permissions: 'read' }] },`,
-        );
-        fs.writeFileSync(settingsFile, settings);
+        addAdminAuth(dir, [{ username: 'admin', permissions: '*' }, { username: 'viewer', permissions: 'read' }], PASSWORD);
         red = await new ChildRed(dir, { readyPath: '/auth/login' }).start();
       });
       after(async function () {
@@ -165,15 +160,7 @@ if (!chromium) {
         if (dir) fs.rmSync(dir, { recursive: true, force: true });
       });
 
-      async function login(username) {
-        const r = await fetch(`${red.url}/auth/token`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ client_id: 'node-red-editor', grant_type: 'password', scope: '', username, password: PASSWORD }),
-        });
-        assert.equal(r.status, 200, `login of ${username}`);
-        return r.json();
-      }
+      const login = (username) => red.login(username, PASSWORD);
 
       it('GET /iotgw/accounts: 401 without a login, 200 for a read-only user; the tab works for that user', async function () {
         const admin = await login('admin');
@@ -205,7 +192,7 @@ if (!chromium) {
           { timeout: 60000 },
         );
         await page.evaluate(() => RED.sidebar.show('iotgw'));
-        await page.waitForFunction(() => $('#red-ui-sidebar-content .iotgw-sb-card:visible').length === 2, null, { timeout: 15000 });
+        await page.waitForFunction(() => $('#red-ui-sidebar .iotgw-sb-card:visible').length === 2, null, { timeout: 15000 });
         assert.deepEqual((await cards(page)).map((c) => c.name).sort(), ['fleet gateway', 'platform']);
         assert.deepEqual(page.errors, []);
       });

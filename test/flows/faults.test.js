@@ -1,15 +1,16 @@
 'use strict';
 /**
- * Issue 5: every request node against every fault kind the simulator can inject. Each
+ * Issue 5: every request node against every fault kind the simulator can inject (the chaos
+ * run of random faults is in faults.chaos.test.js, so the two halves share the workers). Each
  * input msg must end in exactly one done() or done(err) (counted with a Complete and a
  * Catch node), with the error code the fault calls for, and the node must keep working
  * afterwards. A POST the gateway answered is never sent again; a POST refused with 429
  * is sent again only after the wait, with its items intact and in order.
  */
 const assert = require('node:assert/strict');
-const { helper, startSimulator, gatewayNode, load, until, DEMO_CREDS, useRuntime } = require('../helpers/harness');
+const { gatewayNode, load, until, DEMO_CREDS } = require('../helpers/harness');
 const { FAULT_KINDS } = require('../../dist/simulator/server');
-const { landedSpecs, outcomeFor, ledgerFlow, Ledger, configNode, credsFor } = require('../helpers/faults');
+const { landedSpecs, outcomeFor, ledgerFlow, Ledger, configNode, credsFor, useFaultSim, faultGwProps } = require('../helpers/faults');
 
 // Every fault kind of the simulator but the plain 'status' and 'echo' (the secrets test's).
 const KINDS = FAULT_KINDS.filter((k) => k !== 'status' && k !== 'echo');
@@ -19,25 +20,15 @@ const figures = { faults: 0, msgs: 0 };
 
 describe('reliability: injected faults, per node type', function () {
   this.timeout(60000);
-  let sim;
-  useRuntime();
+  const state = useFaultSim(figures);
   after(function () {
     console.log(`      [figures] faults injected: ${figures.faults}, msgs accounted for: ${figures.msgs}`);
   });
-  beforeEach(async function () {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, app: { rateLimitCalls: 0 }, broker: { rateLimitCalls: 0 } });
-  });
-  afterEach(async function () {
-    figures.faults += sim.server.injectedTotal;
-    await helper.unload();
-    await sim.close();
-  });
-
-  // A limiter window of 1 s: a 429 without Retry-After waits it out.
-  const gwProps = () => ({ rateLimitCalls: 1000, rateLimitWindowSeconds: 1, timeoutSeconds: 2 });
+  const gwProps = faultGwProps;
 
   for (const spec of landedSpecs()) {
     it(`${spec.label ?? spec.type}: each fault kind ends each msg once with the right outcome, then the node still works`, async function () {
+      const sim = state.sim;
       sim.terminal.seedBacklog(5);
       const n = await load(ledgerFlow(configNode(spec, sim, gatewayNode, gwProps()), spec), credsFor(spec, DEMO_CREDS));
       const ledger = new Ledger(n, spec.outputs);
@@ -88,55 +79,8 @@ describe('reliability: injected faults, per node type', function () {
     });
   }
 
-  for (const spec of landedSpecs()) {
-    it(`${spec.label ?? spec.type}: a chaos run with random faults on 40% of calls accounts for every msg`, async function () {
-      const allowed = new Set(['ok', 'HTTP_ERROR', 'NETWORK', 'BAD_RESPONSE', 'RATE_LIMITED']);
-      const n = await load(ledgerFlow(configNode(spec, sim, gatewayNode, { ...gwProps(), maxRetries: 2 }), spec), credsFor(spec, DEMO_CREDS));
-      const ledger = new Ledger(n, spec.outputs);
-      const dut = n.get('dut');
-      sim.inject({
-        route: spec.route,
-        times: Infinity,
-        probability: 0.4,
-        seed: 5,
-        retryAfter: 0,
-        kinds: ['rate-limit', 'unavailable', 'server-error', 'reset', 'malformed-json', 'truncated-json', 'html', 'content-type', 'wrong-types', 'extra-fields', 'token-expiry'],
-      });
-      const rids = [];
-      // Waves of 3 msgs, so that most msgs get a call of their own. GETs retry 5xx and
-      // resets with a backoff of 1 s and more, so their run is shorter.
-      const waves = spec.method === 'GET' ? 12 : 50;
-      for (let wave = 0; wave < waves; wave++) {
-        const ridsOfWave = [];
-        for (let k = 0; k < 3; k++) {
-          const rid = `c${wave}-${k}`;
-          ridsOfWave.push(rid);
-          dut.receive({ ...spec.validMsg(wave * 3 + k), rid });
-        }
-        rids.push(...ridsOfWave);
-        await until(() => ledger.endedCount(ridsOfWave) >= ridsOfWave.length, 30000, `wave ${wave} to end`);
-      }
-      const outcomes = ledger.assertEachEndedOnce(rids);
-      const tally = {};
-      for (const o of Object.values(outcomes)) tally[o] = (tally[o] ?? 0) + 1;
-      for (const o of Object.keys(tally)) assert.ok(allowed.has(o), `unexpected outcome ${o}`);
-      assert.ok(sim.server.injectedTotal >= (spec.method === 'GET' ? 8 : 15), `faults were injected (${sim.server.injectedTotal})`);
-      assert.ok(tally.ok > 0, 'some msgs got through');
-      // After the chaos the node works.
-      sim.server.clearFaults();
-      dut.receive({ ...spec.validMsg(400), rid: 'calm' });
-      await until(() => ledger.endedCount(['calm']) === 1, 10000, 'the calm msg');
-      assert.equal(ledger.assertEachEndedOnce(['calm']).calm, 'ok');
-      if (spec.method !== 'GET') {
-        // No POST the gateway handled was sent twice: every handled item ID is unique.
-        const bodies = sim.server.callsTo(spec.route).filter((c) => c.status >= 200 && c.status < 300).map((c) => c.rawUrl + ' ' + c.body);
-        assert.equal(new Set(bodies).size, bodies.length, 'no answered POST body was sent again');
-      }
-      figures.msgs += rids.length + 1;
-    });
-  }
-
   it('iotgw-terminal-mode: 429 with and without Retry-After resends each batch after the wait, items intact and in order, each item accepted once', async function () {
+    const sim = state.sim;
     sim.terminal.configure({ acceptUnknownTerminals: true });
     const spec = landedSpecs().find((s) => s.type === 'iotgw-terminal-mode');
     const n = await load(ledgerFlow(gatewayNode(sim, gwProps()), spec, { lingerMs: 30 }));
@@ -174,6 +118,7 @@ describe('reliability: injected faults, per node type', function () {
   });
 
   it('iotgw-cancel: a POST answered then cut (reset after handling, 500 after handling, reply slower than the timeout) is never sent again', async function () {
+    const sim = state.sim;
     const spec = landedSpecs().find((s) => s.type === 'iotgw-cancel');
     const n = await load(ledgerFlow(gatewayNode(sim, gwProps()), spec));
     const ledger = new Ledger(n, 1);

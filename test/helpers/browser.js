@@ -8,6 +8,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { spawn } = require('child_process');
+const { freePort } = require('./net');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const START = path.join(ROOT, 'scripts', 'start.js');
@@ -145,4 +146,88 @@ function nodeTypes() {
   return Object.keys(require(path.join(ROOT, 'package.json'))['node-red'].nodes);
 }
 
-module.exports = { ROOT, chromiumPath, startNodeRed, launchBrowser, openEditor, useEditor, exampleFiles, nodeTypes };
+/** The tabs of an account dialog (resources/iotgw-editor.js IOTGW.tabs), by label. */
+const TAB_IDS = { Connection: 'connection', Credentials: 'credentials', Limits: 'limits', 'Shared state': 'shared' };
+
+/**
+ * Drives the account dialog of config type `type` (iotgw-gateway, iotgw-app) on `page`:
+ * open(id) (a new one by default), close(button), tab(label), fill({key: value}) (on the
+ * field's tab), saveAndDeploy(name), remove(id), testDeadPort(path) and testConnection(), which clicks "test connection" and resolves with {ok, failed, text}
+ * once the result shows.
+ */
+function accountDialog(page, type) {
+  const tabId = (label) => `#${type}-tab-${TAB_IDS[label]}`;
+  return {
+    async open(id = '_ADD_') {
+      await page.evaluate(({ type, id }) => RED.editor.editConfig('', type, id, 'node-config-input'), { type, id });
+      await page.waitForSelector('.red-ui-tray #node-config-dialog-edit-form', { state: 'visible' });
+      await page.waitForSelector(`#node-config-${type}-tabs li`, { state: 'visible' });
+    },
+    async close(button = '#node-config-dialog-cancel') {
+      await page.click(button);
+      await page.waitForFunction(() => !document.querySelector('.red-ui-tray'), null, { timeout: 5000 });
+    },
+    async tab(label) {
+      if (await page.isVisible(tabId(label))) return;
+      // RED.tabs takes two clicks within its double-click time as one double click.
+      await page.waitForTimeout(600);
+      await page.click(`#node-config-${type}-tabs a[href="${tabId(label)}"]`);
+      await page.waitForSelector(tabId(label), { state: 'visible' });
+    },
+    /** Types each value into its field (#node-config-input-KEY), showing the field's tab first. */
+    async fill(values) {
+      for (const [key, value] of Object.entries(values)) {
+        const sel = `#node-config-input-${key}`;
+        const tabName = await page.evaluate(({ sel, type }) => {
+          const div = document.querySelector(sel)?.closest(`[id^="${type}-tab-"]`);
+          return div ? div.id.slice(type.length + 5) : null;
+        }, { sel, type });
+        if (tabName) await this.tab(Object.keys(TAB_IDS).find((l) => TAB_IDS[l] === tabName));
+        await page.fill(sel, value);
+      }
+    },
+    /** Tests with the base URL `http://127.0.0.1:<a free port><path>`: resolves with {port, ok, failed, text}. */
+    async testDeadPort(path = '') {
+      const port = await freePort();
+      await this.fill({ baseUrl: `http://127.0.0.1:${port}${path}` });
+      return { port, ...(await this.testConnection()) };
+    },
+    /** Closes the open dialog with its OK button and deploys; resolves with the id of the account named `name`. */
+    async saveAndDeploy(name) {
+      await this.close('#node-config-dialog-ok');
+      const id = await page.evaluate(({ type, name }) => {
+        let id;
+        RED.nodes.eachConfig((n) => {
+          if (n.type === type && n.name === name) id = n.id;
+        });
+        return id;
+      }, { type, name });
+      if (!id) throw new Error(`no ${type} named ${name} after OK`);
+      await page.click('#red-ui-header-button-deploy');
+      await page.waitForSelector('.red-ui-notification:has-text("Successfully deployed")', { timeout: 15000 });
+      return id;
+    },
+    /** Takes the account `id` out of the editor's flows (not deployed). */
+    async remove(id) {
+      await page.evaluate((id) => {
+        RED.nodes.remove(id);
+        RED.nodes.dirty(true);
+      }, id);
+    },
+    async testConnection() {
+      await page.click(`#node-config-${type}-test`);
+      const h = await page.waitForFunction(
+        (id) => {
+          const el = document.getElementById(id);
+          if (!el || el.offsetParent === null || el.querySelector('.fa-spinner')) return false;
+          return { ok: !!el.querySelector('.fa-check'), failed: !!el.querySelector('.fa-times'), text: el.textContent.trim() };
+        },
+        `node-config-${type}-test-result`,
+        { timeout: 30000 },
+      );
+      return h.jsonValue();
+    },
+  };
+}
+
+module.exports = { ROOT, chromiumPath, startNodeRed, launchBrowser, openEditor, useEditor, exampleFiles, nodeTypes, accountDialog };

@@ -55,6 +55,19 @@ ${
   return dir;
 }
 
+/**
+ * Adds Node-RED's adminAuth to the settings of user directory `dir`: `users`, each
+ * {username, permissions}, all with `password` (start the runtime with readyPath '/auth/login').
+ */
+function addAdminAuth(dir, users, password) {
+  const nrDir = path.dirname(require.resolve('node-red/package.json'));
+  const bcrypt = require(require.resolve('bcryptjs', { paths: [nrDir] }));
+  const hash = bcrypt.hashSync(password, 8);
+  const file = path.join(dir, 'settings.js');
+  const list = JSON.stringify(users.map((u) => ({ ...u, password: hash })));
+  fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('module.exports = {', `module.exports = {\n  adminAuth: { type: 'credentials', users: ${list} },`));
+}
+
 class ChildRed {
   /**
    * `nodeArgs`: options for the child's node (e.g. --expose-gc); `ipc`: open an IPC
@@ -111,6 +124,17 @@ class ChildRed {
       body: JSON.stringify(flows),
     });
     if (r.status !== 204 && r.status !== 200) throw new Error(`deploy failed: HTTP ${r.status} ${await r.text()}`);
+  }
+
+  /** Logs a user of adminAuth in, as the editor does: the token answer ({access_token, ...}). */
+  async login(username, password) {
+    const r = await fetch(`${this.url}/auth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: 'node-red-editor', grant_type: 'password', scope: '', username, password }),
+    });
+    if (r.status !== 200) throw new Error(`login of ${username}: HTTP ${r.status}`);
+    return r.json();
   }
 
   /** Which of our node types the runtime loaded (from the admin API). */
@@ -248,4 +272,4 @@ function fleetFlows(sim, redis, nodes) {
   ];
 }
 
-module.exports = { ChildRed, makeUserDir, freePort, waitFor, drained, backlogMissing, recordLines, childGateway, statusPoller, appendNode, RedFleet, fleetPerTest, fleetFlows };
+module.exports = { ChildRed, makeUserDir, addAdminAuth, freePort, waitFor, drained, backlogMissing, recordLines, childGateway, statusPoller, appendNode, RedFleet, fleetPerTest, fleetFlows };

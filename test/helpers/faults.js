@@ -274,4 +274,27 @@ const SENTINELS = {
   authToken: 'SENTINEL-APP-TOKEN-3e7b1d9f5a2c',
 };
 
-module.exports = { SPECS, landedSpecs, configNode, credsFor, outcomeFor, expectedOutcome, ledgerFlow, Ledger, ledgerSender, SENTINELS, LANDED };
+/**
+ * The set-up the fault tests share: a real Node-RED runtime (useRuntime) and, for each
+ * test, a fresh simulator with its limits off. Returns a holder whose `sim` is the current
+ * test's simulator; `figures` (faults injected) is added to after each test.
+ */
+function useFaultSim(figures) {
+  const { helper, startSimulator, useRuntime } = require('./harness');
+  const holder = { sim: undefined };
+  useRuntime();
+  beforeEach(async function () {
+    holder.sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, app: { rateLimitCalls: 0 }, broker: { rateLimitCalls: 0 } });
+  });
+  afterEach(async function () {
+    figures.faults += holder.sim.server.injectedTotal;
+    await helper.unload();
+    await holder.sim.close();
+  });
+  return holder;
+}
+
+/** The gateway's limits in the fault tests: a limiter window of 1 s (a 429 without Retry-After waits it out). */
+const faultGwProps = () => ({ rateLimitCalls: 1000, rateLimitWindowSeconds: 1, timeoutSeconds: 2 });
+
+module.exports = { SPECS, landedSpecs, configNode, credsFor, outcomeFor, expectedOutcome, ledgerFlow, Ledger, ledgerSender, SENTINELS, LANDED, useFaultSim, faultGwProps };

@@ -1,0 +1,71 @@
+'use strict';
+/**
+ * Issue 5, the chaos half of the fault tests (the per-kind half is faults.test.js; the two
+ * run in parallel workers): each request node under random faults on 40% of its calls.
+ * Every msg ends in exactly one done() or done(err) with an allowed outcome, the node works
+ * afterwards, and no POST the gateway answered is sent again.
+ */
+const assert = require('node:assert/strict');
+const { gatewayNode, load, until, DEMO_CREDS } = require('../helpers/harness');
+const { landedSpecs, ledgerFlow, Ledger, configNode, credsFor, useFaultSim, faultGwProps } = require('../helpers/faults');
+
+/** Totals for the report (printed once at the end). */
+const figures = { faults: 0, msgs: 0 };
+
+describe('reliability: a chaos run of random faults, per node type', function () {
+  this.timeout(60000);
+  const state = useFaultSim(figures);
+  after(function () {
+    console.log(`      [figures] faults injected: ${figures.faults}, msgs accounted for: ${figures.msgs}`);
+  });
+  const gwProps = faultGwProps;
+
+  for (const spec of landedSpecs()) {
+    it(`${spec.label ?? spec.type}: a chaos run with random faults on 40% of calls accounts for every msg`, async function () {
+      const sim = state.sim;
+      const allowed = new Set(['ok', 'HTTP_ERROR', 'NETWORK', 'BAD_RESPONSE', 'RATE_LIMITED']);
+      const n = await load(ledgerFlow(configNode(spec, sim, gatewayNode, { ...gwProps(), maxRetries: 2 }), spec), credsFor(spec, DEMO_CREDS));
+      const ledger = new Ledger(n, spec.outputs);
+      const dut = n.get('dut');
+      sim.inject({
+        route: spec.route,
+        times: Infinity,
+        probability: 0.4,
+        seed: 5,
+        retryAfter: 0,
+        kinds: ['rate-limit', 'unavailable', 'server-error', 'reset', 'malformed-json', 'truncated-json', 'html', 'content-type', 'wrong-types', 'extra-fields', 'token-expiry'],
+      });
+      const rids = [];
+      // Waves of 3 msgs, so that most msgs get a call of their own. GETs retry 5xx and
+      // resets with a backoff of 1 s and more, so their run is shorter.
+      const waves = spec.method === 'GET' ? 12 : 50;
+      for (let wave = 0; wave < waves; wave++) {
+        const ridsOfWave = [];
+        for (let k = 0; k < 3; k++) {
+          const rid = `c${wave}-${k}`;
+          ridsOfWave.push(rid);
+          dut.receive({ ...spec.validMsg(wave * 3 + k), rid });
+        }
+        rids.push(...ridsOfWave);
+        await until(() => ledger.endedCount(ridsOfWave) >= ridsOfWave.length, 30000, `wave ${wave} to end`);
+      }
+      const outcomes = ledger.assertEachEndedOnce(rids);
+      const tally = {};
+      for (const o of Object.values(outcomes)) tally[o] = (tally[o] ?? 0) + 1;
+      for (const o of Object.keys(tally)) assert.ok(allowed.has(o), `unexpected outcome ${o}`);
+      assert.ok(sim.server.injectedTotal >= (spec.method === 'GET' ? 8 : 15), `faults were injected (${sim.server.injectedTotal})`);
+      assert.ok(tally.ok > 0, 'some msgs got through');
+      // After the chaos the node works.
+      sim.server.clearFaults();
+      dut.receive({ ...spec.validMsg(400), rid: 'calm' });
+      await until(() => ledger.endedCount(['calm']) === 1, 10000, 'the calm msg');
+      assert.equal(ledger.assertEachEndedOnce(['calm']).calm, 'ok');
+      if (spec.method !== 'GET') {
+        // No POST the gateway handled was sent twice: every handled item ID is unique.
+        const bodies = sim.server.callsTo(spec.route).filter((c) => c.status >= 200 && c.status < 300).map((c) => c.rawUrl + ' ' + c.body);
+        assert.equal(new Set(bodies).size, bodies.length, 'no answered POST body was sent again');
+      }
+      figures.msgs += rids.length + 1;
+    });
+  }
+});
