@@ -73,8 +73,8 @@ class RedisServer {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const proc = this.proc;
-    proc.stdout.on('data', (d) => (this.output = (this.output + d).slice(-4000)));
-    proc.stderr.on('data', (d) => (this.output = (this.output + d).slice(-4000)));
+    proc.stdout.on('data', (d) => (this.output = (this.output + d).slice(-40000)));
+    proc.stderr.on('data', (d) => (this.output = (this.output + d).slice(-40000)));
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (proc.exitCode !== null) throw new Error(`redis-server exited (${proc.exitCode}): ${this.output}`);
@@ -210,6 +210,27 @@ class SentinelSet {
     await until(whole, 60000, 'the old master to sync as a replica').catch((err) => {
       throw new Error(`${err.message}: ${cli(server.port, 'info', 'replication').replace(/\r?\n/g, ' ')}; sentinels name ${this.masterPort()}`);
     });
+  }
+
+  /**
+   * The sentinels fail over again, to `server` (the old master, restarted empty) before it has
+   * synced: `SENTINEL FAILOVER` while the master holds back the sync (diskless delay 10 s).
+   * The master becomes its replica and drops every key, acknowledged or not (issue 28).
+   * Resolves once that replica has synced from it (the data set is then empty everywhere).
+   */
+  async failoverToUnsynced(server) {
+    const master = this.masterPort();
+    cli(master, 'config', 'set', 'repl-diskless-sync-delay', '10');
+    server.args = ['--replicaof', '127.0.0.1', String(master), '--repl-diskless-sync-delay', '0'];
+    await server.start();
+    await until(() => /master_link_status:down/.test(cli(server.port, 'info', 'replication')) && /slave0:/.test(cli(master, 'info', 'replication')), 10000, 'the restarted server to ask for a sync');
+    // A sentinel may still be ending the failover before (INPROG): ask again.
+    let said = '';
+    await until(() => (said = cli(this.sentinels[0].port, 'sentinel', 'failover', this.name)) === 'OK', 20000, 'SENTINEL FAILOVER to be accepted').catch((err) => {
+      throw new Error(`${err.message}: ${said}`);
+    });
+    await until(() => this.masterPort() === server.port && /role:master/.test(cli(server.port, 'info', 'replication')), 30000, 'the unsynced server to be promoted');
+    await until(() => /master_link_status:up/.test(cli(master, 'info', 'replication')), 30000, 'the former master to sync from it');
   }
 
   async destroy() {

@@ -47,12 +47,21 @@ function runs(trace) {
   after(async () => {
     if (set) await set.destroy();
   });
+  // A failure prints what happened, for the next one to read: the sentinels' events, the
+  // servers' replication, each instance's Redis lines (the trace's runs are in [figures]).
+  let reds = [];
+  afterEach(function () {
+    if (this.currentTest.state !== 'failed') return;
+    const lines = (text, re) => text.split('\n').filter((l) => re.test(l)).join('\n');
+    for (const sv of [...set.sentinels, ...set.servers]) console.log(`      --- redis ${sv.port}\n${lines(sv.output, /[+-](sdown|odown|switch-master|promoted-slave|selected-slave|failover-end|slave )|MASTER|[Rr]esync|Synchronization|ready to accept/)}`);
+    for (const red of reds) console.log(`      --- instance ${red.tag}\n${lines(red.output, /iotgw-redis|standby|shared|SHARED_STATE/i).slice(-6000)}`);
+  });
   const run = fleetPerTest('iotgw-sentinel-', (sim) => sim.terminal.seedBacklog(BACKLOG));
 
   it('SIGKILL of the master mid-drain: every record once (at most one reply again), never two pollers at once, 0 x 429', async function () {
     const { sim, fleet } = run;
     const file = fleet.recordsFile;
-    const reds = [];
+    reds = [];
     for (const tag of ['A', 'B', 'C']) {
       const red = await fleet.start(tag);
       await red.deploy(flows(sim, set.sentinelList));

@@ -85,6 +85,8 @@ export class RedisConnection extends EventEmitter {
   private masterAddr: string | undefined;
   /** An oversized reply was told about ('oversize' is emitted once per connection object). */
   private tripWarned = false;
+  /** ioredis's connect was cut short (see watchClient): its 'end' is followed by a new connect. */
+  private connectCut = false;
 
   constructor(opts: RedisConnectionOptions) {
     super();
@@ -171,8 +173,21 @@ export class RedisConnection extends EventEmitter {
       if (this.wasReady) this.emit('down');
       this.wasReady = false;
     });
+    // ioredis gives up for good ('end') when a reconnect is cut short: in sentinel mode, a
+    // failover notice (+switch-master) that comes while the client asks a sentinel for the
+    // master ends that connect with "Connection is closed" (told as an 'error' just before):
+    // start again. Any other end (close(), or a test's client.disconnect()) stays ended.
+    this.client.on('end', () => {
+      const cut = this.connectCut;
+      this.connectCut = false;
+      if (this.closed || !cut) return;
+      setTimeout(() => {
+        if (!this.closed && this.client.status === 'end') this.client.connect().catch(() => {});
+      }, this.retryDelay(1) ?? 50).unref();
+    });
     // ioredis reports every failed attempt; the owner logs one warning per outage ('down').
     this.client.on('error', (err: Error) => {
+      if (this.client.status === 'connecting' && err.message === 'Connection is closed.') this.connectCut = true;
       this.noteRefusal((err as { lastNodeError?: Error }).lastNodeError ?? err);
       this.emit('failure', err);
     });

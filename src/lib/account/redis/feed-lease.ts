@@ -59,6 +59,11 @@ export interface RedisFeedLeaseOptions {
   leaseMs?: number;
   /** This instance's name in the lease (default: a random ID). */
   instanceId?: string;
+  /**
+   * Called at each look at the lease while not holding it (errors ignored): the mark store
+   * remembers the feed's mark, to write it back if Redis loses it (RedisMarkStore.observe).
+   */
+  observe?: (feed: string, timeoutMs: number) => Promise<void>;
 }
 
 export class RedisFeedLease extends EventEmitter implements FeedLease {
@@ -69,6 +74,7 @@ export class RedisFeedLease extends EventEmitter implements FeedLease {
   private readonly releaseLua = script(RELEASE);
   readonly leaseMs: number;
   readonly instanceId: string;
+  private readonly observe: RedisFeedLeaseOptions['observe'];
   private readonly holds = new Map<string, Held>();
   private readonly states = new Map<string, LeaseState>();
 
@@ -80,6 +86,7 @@ export class RedisFeedLease extends EventEmitter implements FeedLease {
     super();
     this.leaseMs = opts.leaseMs ?? 10_000;
     this.instanceId = (opts.instanceId ?? randomUUID()).replace(/:/g, '_');
+    this.observe = opts.observe;
   }
 
   private setState(feed: string, state: LeaseState): void {
@@ -98,6 +105,7 @@ export class RedisFeedLease extends EventEmitter implements FeedLease {
     const leaseKey = this.keys.key('lease', feed);
     const fenceKey = this.keys.key('fence', feed);
     for (;;) {
+      await this.observe?.(feed, Math.max(200, this.leaseMs / 4)).catch(() => {});
       if (signal?.aborted) throw signal.reason;
       let r: number;
       const started = Date.now();

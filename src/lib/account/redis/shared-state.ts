@@ -110,6 +110,26 @@ export class GatedRedisRateBudget extends RedisRateBudget {
   }
 }
 
+/**
+ * One mark store per account (`marksOf(account)`), so that its lease's looks while standing by
+ * feed the store's memory of the marks. A holder that finds a mark gone waits a lease time
+ * for the others to write back theirs.
+ */
+function markStores(conn: RedisConnection, keysOf: (a: AccountKey) => AccountKeys, settings: (a: AccountKey) => RedisAccountSettings): (a: AccountKey) => RedisMarkStore {
+  const stores = new Map<string, RedisMarkStore>();
+  return (a) => {
+    const keys = keysOf(a);
+    const id = `${keys.prefix}${keys.hash}`;
+    let store = stores.get(id);
+    if (!store) {
+      const s = settings(a);
+      store = new RedisMarkStore(conn, keys, { timeoutMs: s.timeoutMs, settleMs: s.leaseMs ?? 10_000 });
+      stores.set(id, store);
+    }
+    return store;
+  };
+}
+
 export function redisSharedState(conn: RedisConnection, settings: (account: AccountKey) => RedisAccountSettings, instanceId?: string): SharedState {
   // The account is its base URL and credentials (issue 25): the client ID, else a hash of
   // the static token or login; the config node's id only when it has no credentials at all.
@@ -117,6 +137,7 @@ export function redisSharedState(conn: RedisConnection, settings: (account: Acco
     const identity = a.principal ? '' : a.identity?.() ?? '';
     return AccountKeys.of(conn.keyPrefix, { baseUrl: a.baseUrl, ...(a.principal ? { clientId: a.principal } : identity ? { token: identity } : { clientId: `${a.kind}:${a.id}` }) });
   };
+  const marksOf = markStores(conn, keysOf, settings);
   return {
     rateBudget(account: AccountKey, _local: RateBudget): RateBudget {
       const s = settings(account);
@@ -148,11 +169,16 @@ export function redisSharedState(conn: RedisConnection, settings: (account: Acco
       return new RedisTokenSource(conn, new AccountKeys(keys.prefix, keys.hash), fetcher, { timeoutMs: s.timeoutMs, skewMs: 0, ...(binding ? { binding } : {}) }).named(name);
     },
     markStore(account: AccountKey, _local: MarkStore): MarkStore {
-      return new RedisMarkStore(conn, keysOf(account), { timeoutMs: settings(account).timeoutMs });
+      return marksOf(account);
     },
     feedLease(account: AccountKey, _local: FeedLease): FeedLease {
       const s = settings(account);
-      return new RedisFeedLease(conn, keysOf(account), { ...(s.leaseMs !== undefined ? { leaseMs: s.leaseMs } : {}), ...(instanceId ? { instanceId } : {}) });
+      const marks = marksOf(account);
+      return new RedisFeedLease(conn, keysOf(account), {
+        ...(s.leaseMs !== undefined ? { leaseMs: s.leaseMs } : {}),
+        ...(instanceId ? { instanceId } : {}),
+        observe: (feed, timeoutMs) => marks.observe(feed, timeoutMs),
+      });
     },
   };
 }

@@ -1,0 +1,99 @@
+'use strict';
+/**
+ * The Redis seams in sentinel mode against real redis-servers (issue 28): one master, one
+ * replica, three sentinels (test/helpers/redis.js SentinelSet), two "instances" as two
+ * connections. The two sequences that broke the failover test
+ * (test/nodes/iotgw-redis.sentinel.failover.redis.test.js) in some runs, made to happen:
+ * - the sentinels fail over again, to the old master restarted empty before it synced: the
+ *   other node resyncs from it and drops the feed's mark, though a replica acknowledged it
+ *   (WAIT 1); a standby that took the feed then started from the node's start mark and
+ *   emitted everything again (3,300 records on CI's Node 22 line);
+ * - ioredis ends a client for good when a failover notice (+switch-master) cuts its
+ *   reconnect short (the instance then never reached Redis again).
+ */
+const assert = require('node:assert/strict');
+const { SentinelSet, findRedisServer, cli } = require('../../helpers/redis');
+const { waitFor } = require('../../helpers/child-red');
+const { RedisConnection, AccountKeys, RedisFeedLease, RedisMarkStore } = require('../../../dist/lib/account/redis');
+
+(findRedisServer() ? describe : describe.skip)('Redis seams in sentinel mode (real redis-server, sentinels)', function () {
+  this.timeout(120000);
+  let set;
+  const conns = [];
+  const leases = [];
+  before(async function () {
+    set = await new SentinelSet().start();
+  });
+  after(async function () {
+    for (const l of leases) await l.close().catch(() => {});
+    for (const c of conns) await c.close();
+    if (set) await set.destroy();
+  });
+
+  const connect = () => {
+    const c = new RedisConnection({ url: 'redis://127.0.0.1:6379/0', mode: 'sentinel', sentinels: set.sentinels.map((s) => ({ host: '127.0.0.1', port: s.port })), masterName: 'mymaster', keyPrefix: 'seam:' });
+    c.on('failure', () => {});
+    conns.push(c);
+    return c;
+  };
+  const atMaster = (c) => c.ready && c.master() === `127.0.0.1:${set.masterPort()}`;
+  const keys = AccountKeys.of('seam:', { baseUrl: 'https://gw.example.com', clientId: 'client-1' });
+
+  it('a mark Redis lost (the sentinels promoted a replica that had not synced) is written back: the next holder goes on from the last holder\'s mark', async function () {
+    const ca = connect();
+    const cb = connect();
+    const marksA = new RedisMarkStore(ca, keys, { timeoutMs: 5000, settleMs: 2000 });
+    const marksB = new RedisMarkStore(cb, keys, { timeoutMs: 5000, settleMs: 2000 });
+    const lease = (c, id, marks) => {
+      const l = new RedisFeedLease(c, keys, { leaseMs: 1200, instanceId: id, observe: (f, t) => marks.observe(f, t) });
+      leases.push(l);
+      return l;
+    };
+    const a = lease(ca, 'a', marksA);
+    const fa = await a.acquire('status');
+    const m1 = { fromUtc: '2026-11-24 10:00:00', seen: ['1'], generation: 0 };
+    await marksA.save('status', m1, fa);
+    // b stands by and looks at the mark (as at each look at the lease): it knows m1.
+    await marksB.observe('status');
+    const m2 = { fromUtc: '2026-11-24 10:05:00', seen: ['2', '3'], generation: 0 };
+    await marksA.save('status', m2, fa);
+    assert.deepEqual(await marksB.load('status'), m2, 'acknowledged by the replica (WAIT 1) and read back');
+    await marksB.observe('status');
+    const m3 = { fromUtc: '2026-11-24 10:10:00', seen: ['4'], generation: 0 };
+    await marksA.save('status', m3, fa);
+    await a.release('status');
+
+    const { dead } = await set.killMaster();
+    await set.failoverToUnsynced(dead);
+    assert.equal(cli(set.masterPort(), 'dbsize'), '0', 'every key is gone, the acknowledged mark too');
+    await waitFor(() => atMaster(ca) && atMaster(cb), 30000, 'both connections at the new master');
+
+    // b takes the feed first and finds no mark; a, standing by, writes back the newest it knows.
+    const b = lease(cb, 'b', marksB);
+    await b.acquire('status');
+    const standby = new AbortController();
+    const pa = a.acquire('status', standby.signal).catch(() => {});
+    try {
+      const loaded = await marksB.load('status');
+      assert.deepEqual(loaded, m3, `b goes on from a's last mark (b itself knew only m2): ${JSON.stringify(loaded)}`);
+      assert.equal(cli(set.masterPort(), 'hget', `seam:{${keys.hash}}:mark:status`, 'fromUtc'), m3.fromUtc);
+    } finally {
+      standby.abort(new Error('done'));
+      await pa;
+    }
+  });
+
+  it('ioredis ending a client when a failover notice cuts its reconnect short: the connection starts it again', async function () {
+    const c = connect();
+    await waitFor(() => atMaster(c), 30000, 'the connection to be ready');
+    let ended = 0;
+    c.client.on('end', () => ended++);
+    // What ioredis's FailoverDetector does on +switch-master: the connector is closed while
+    // the client asks a sentinel for the master; that connect then fails, status 'end'.
+    c.client.once('connecting', () => c.client.connector.disconnect());
+    c.client.stream.destroy();
+    await waitFor(() => ended > 0, 10000, "ioredis's 'end'");
+    assert.equal(await c.run('ping', (r) => r.ping(), { timeoutMs: 15000 }), 'PONG');
+    assert.equal(c.master(), `127.0.0.1:${set.masterPort()}`);
+  });
+});
