@@ -407,12 +407,8 @@ function exampleTests(ed, area, { listed = false } = {}) {
         await page.evaluate(() => RED.actions.invoke('core:show-examples-import-dialog'));
         const tab = page.locator('#red-ui-clipboard-dialog-import-tabs-content');
         const name = f.file.replace(/\.json$/, '');
-        const item = tab.getByText(name, { exact: true });
-        if (!(await item.isVisible())) await tab.getByText('@iotgateway/node-red-gateway', { exact: true }).click();
-        await item.click();
+        await selectExample(page, tab, name);
         await page.click('#red-ui-clipboard-dialog-import-opt-new');
-        // Import is enabled once the editor has fetched the example's preview (slow on a busy machine).
-        await page.waitForSelector('#red-ui-clipboard-dialog-ok:not([disabled])', { timeout: 60000 });
         await page.click('#red-ui-clipboard-dialog-ok');
         // The editor fetches the example from the runtime, then imports it: wait for its tab.
         await page.waitForFunction(
@@ -498,6 +494,28 @@ function exampleTests(ed, area, { listed = false } = {}) {
 }
 
 /** Removes every flow tab and every config node of the package, and deploys that. */
+/**
+ * Selects an example in the Import dialog's tree and waits until Import is enabled (the editor
+ * has fetched the example's preview: slow on a busy machine). A click that lands while the
+ * tree is still opening its folder selects nothing and leaves Import disabled for good, so
+ * the folder is opened and the example clicked again until the selection holds (at most 4
+ * tries, 30 s each).
+ */
+async function selectExample(page, tab, name) {
+  const item = tab.getByText(name, { exact: true });
+  const ok = '#red-ui-clipboard-dialog-ok:not([disabled])';
+  for (let attempt = 1; ; attempt++) {
+    if (!(await item.isVisible())) await tab.getByText('@iotgateway/node-red-gateway', { exact: true }).click();
+    await item.click();
+    try {
+      await page.waitForSelector(ok, { timeout: 30000 });
+      return;
+    } catch (err) {
+      if (attempt >= 4) throw err;
+    }
+  }
+}
+
 async function clearWorkspace(ed) {
   const { page } = ed;
   await page.evaluate(() => {
