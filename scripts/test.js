@@ -6,7 +6,7 @@
  *   node scripts/test.js            every test, in parallel workers
  *   node scripts/test.js --unit     the unit tier only (seconds: no Node-RED runtime started)
  *   node scripts/test.js --failover the Redis failover tests alone (npm run test:failover; npm test runs them too)
- *   node scripts/test.js --jobs 3   workers (default: IOTGW_TEST_JOBS, else 1.5 per core, at least 2;
+ *   node scripts/test.js --jobs 3   workers (default: IOTGW_TEST_JOBS, else 3 per core, at least 2;
  *                                   most tests wait on servers and timers, not on a core)
  *
  * Tiers, by file name (tests mirror src/; the slow kinds say so in their names):
@@ -32,7 +32,7 @@ const args = process.argv.slice(2);
 const unitOnly = args.includes('--unit');
 const jobsAt = args.indexOf('--jobs');
 const cores = os.availableParallelism ? os.availableParallelism() : os.cpus().length;
-const jobs = jobsAt >= 0 ? Number(args[jobsAt + 1]) : Number(process.env.IOTGW_TEST_JOBS) || Math.max(2, Math.round(cores * 1.5));
+const jobs = jobsAt >= 0 ? Number(args[jobsAt + 1]) : Number(process.env.IOTGW_TEST_JOBS) || Math.max(2, Math.round(cores * 3));
 
 function testFiles(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
