@@ -186,6 +186,34 @@ describeRedis('Redis account seams (real redis-server)', function (ctx) {
       assert.equal(sources[0].invalidate('bearer-1'), false, 'a token already renewed once is not renewed again');
       await Promise.all(sources.map((s) => s.close()));
     });
+
+    it('an instance that read no token, then got the lock after another stored one, uses it and does not fetch again', async function () {
+      // The race a starved instance runs (seen beside busy loops): its read finds no token, then
+      // another instance fetches, stores and unlocks, then this one takes the free lock.
+      let fetches = 0;
+      const fetcher = async () => {
+        fetches++;
+        return { token: `bearer-${fetches}`, expiresInMs: 60_000 };
+      };
+      const real = conn();
+      const other = conns[0] === real ? conn() : conns[0];
+      let stepIn = true;
+      const slow = Object.create(real);
+      slow.run = async (label, fn, opts) => {
+        if (label === 'locking the token fetch' && stepIn) {
+          stepIn = false;
+          // Meanwhile the other instance stored its token and let go of the lock.
+          await other.client.set(keys.key('token'), 'bearer-other', 'PX', 60_000);
+        }
+        return real.run(label, fn, opts);
+      };
+      const source = new RedisTokenSource(slow, keys, fetcher, { timeoutMs: 3000, skewMs: 10_000 });
+      assert.equal(await source.token(), 'bearer-other');
+      assert.equal(stepIn, false, 'the lock was taken after the token appeared');
+      assert.equal(fetches, 0, 'no second fetch for the fleet');
+      assert.equal(await other.client.exists(`${keys.key('token')}:lock`), 0, 'the lock is let go');
+      await source.close();
+    });
   });
 
   describe('FeedLease and MarkStore', function () {

@@ -112,14 +112,16 @@ export class RedisTokenSource implements TokenSource {
     let delay = 25;
     for (;;) {
       if (this.closed) throw new Error('token source closed');
-      const got = (await this.conn.run('reading the shared token', (r) => this.getToken(r, [tokenKey], []), { timeoutMs })) as [string, number] | null;
-      const mine = got && got[1] > 0 ? this.ours(String(got[0])) : undefined;
-      // A token fetched with other credentials (a wrong secret here, or there) is never used:
-      // this instance fetches with its own, and the service answers (401 for a wrong secret).
-      if (mine !== undefined) return this.remember(mine, Number(got![1]));
+      const shared = await this.readShared(tokenKey);
+      if (shared) return this.remember(shared.token, shared.ttlMs);
       const locked = await this.conn.run('locking the token fetch', (r) => r.set(lockKey, me, 'PX', lockMs, 'NX'), { timeoutMs });
       if (locked === 'OK') {
         try {
+          // Read again under the lock: another instance may have fetched, stored and unlocked
+          // between the read above and this lock (a slow or starved instance), and a second
+          // fetch for the fleet is what the lock is for.
+          const meanwhile = await this.readShared(tokenKey);
+          if (meanwhile) return this.remember(meanwhile.token, meanwhile.ttlMs);
           this.stats.fetches++;
           const f = await this.fetcher();
           const skew = Math.min(this.opts.skewMs ?? 30_000, f.expiresInMs / 2);
@@ -137,6 +139,17 @@ export class RedisTokenSource implements TokenSource {
       await abortableSleep(delay);
       delay = Math.min(250, delay * 2);
     }
+  }
+
+  /**
+   * The stored token of this account's credentials with its time to live, or undefined. A token
+   * fetched with other credentials (a wrong secret here, or there) is never used: this instance
+   * fetches with its own, and the service answers (401 for a wrong secret).
+   */
+  private async readShared(tokenKey: string): Promise<{ token: string; ttlMs: number } | undefined> {
+    const got = (await this.conn.run('reading the shared token', (r) => this.getToken(r, [tokenKey], []), { timeoutMs: this.opts.timeoutMs })) as [string, number] | null;
+    const mine = got && got[1] > 0 ? this.ours(String(got[0])) : undefined;
+    return mine === undefined ? undefined : { token: mine, ttlMs: Number(got![1]) };
   }
 
   private remember(token: string, ttlMs: number): string {
