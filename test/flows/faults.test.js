@@ -15,15 +15,10 @@ const { landedSpecs, outcomeFor, ledgerFlow, Ledger, configNode, credsFor, useFa
 // Every fault kind of the simulator but the plain 'status' and 'echo' (the secrets test's).
 const KINDS = FAULT_KINDS.filter((k) => k !== 'status' && k !== 'echo');
 
-/** Totals for the report (printed once at the end). */
-const figures = { faults: 0, msgs: 0 };
-
 describe('reliability: injected faults, per node type', function () {
   this.timeout(60000);
-  const state = useFaultSim(figures);
-  after(function () {
-    console.log(`      [figures] faults injected: ${figures.faults}, msgs accounted for: ${figures.msgs}`);
-  });
+  const state = useFaultSim();
+  const { figures } = state;
   const gwProps = faultGwProps;
 
   for (const spec of landedSpecs()) {

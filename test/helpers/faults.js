@@ -277,12 +277,17 @@ const SENTINELS = {
 /**
  * The set-up the fault tests share: a real Node-RED runtime (useRuntime) and, for each
  * test, a fresh simulator with its limits off. Returns a holder whose `sim` is the current
- * test's simulator; `figures` (faults injected) is added to after each test.
+ * test's simulator and whose `figures` (faults injected, msgs accounted for; the tests add the
+ * msgs) are printed once at the end.
  */
-function useFaultSim(figures) {
+function useFaultSim() {
   const { helper, startSimulator, useRuntime } = require('./harness');
-  const holder = { sim: undefined };
+  const figures = { faults: 0, msgs: 0 };
+  const holder = { sim: undefined, figures };
   useRuntime();
+  after(function () {
+    console.log(`      [figures] faults injected: ${figures.faults}, msgs accounted for: ${figures.msgs}`);
+  });
   beforeEach(async function () {
     holder.sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, app: { rateLimitCalls: 0 }, broker: { rateLimitCalls: 0 } });
   });
