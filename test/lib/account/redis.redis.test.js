@@ -302,8 +302,10 @@ describeRedis('Redis account seams (real redis-server)', function (ctx) {
       this.timeout(20000);
       const ca = conn();
       const cb = conn();
-      const leaseA = new RedisFeedLease(ca, keys, { leaseMs: 600, instanceId: 'a' });
-      const leaseB = new RedisFeedLease(cb, keys, { leaseMs: 600, instanceId: 'b' });
+      // A lease of 3 s: B renews it in time on a busy machine too (600 ms lapsed under load
+      // between B taking it and the check below, in one under-load run).
+      const leaseA = new RedisFeedLease(ca, keys, { leaseMs: 3000, instanceId: 'a' });
+      const leaseB = new RedisFeedLease(cb, keys, { leaseMs: 3000, instanceId: 'b' });
       await leaseA.acquire('status');
       const pb = leaseB.acquire('status');
       const a = [];
