@@ -13,7 +13,7 @@ import { markSettingError } from '../lib/common/setting-error';
 import { numberSetting, resolveCredential } from '../lib/node-red/node-kit';
 import { APP_PATHS, loginPathSetting, refuseTokenInQuery, userRecord } from '../lib/api/app';
 import { parseReply } from '../lib/api/terminal';
-import { ConnectionTest, dialogCredentials, envValue, type DialogValues, type TestConnectionResult } from '../lib/node-red/test-connection';
+import { ConnectionTest, Dialog, type DialogValues, type TestConnectionResult } from '../lib/node-red/test-connection';
 import type { AppNode, AppSettings } from '../lib/node-red/config-nodes';
 import { createAccount } from '../lib/account/account';
 import { credentialDigest, tokenIdentity } from '../lib/account/redis/keys';
@@ -110,27 +110,32 @@ function appBearer(RED: NodeAPI, node: AppNode, held: AppHeld) {
 
 /** What the dialog's "test connection" button sends (POST /iotgw-app/test-connection). */
 export interface AppTestRequest extends DialogValues<keyof AppLogin> {
-  baseUrl?: string;
-  loginPath?: string;
-  timeoutSeconds?: number | string;
+  baseUrl?: unknown;
+  loginPath?: unknown;
+  timeoutSeconds?: unknown;
 }
 
 /**
  * One harmless call with the dialog's values, through a throwaway client (not the account's
  * rate budget; no retries; at most 15 s) and the auth the nodes use: GET /auth/user, the
  * token's own user (after the login at the login path with an email and password). The
- * result names the user reached and never carries a credential.
+ * result names the user reached and never carries a credential. A stored secret (a field
+ * left as it is) only of a deployed iotgw-app, to its deployed base URL (lib/node-red/test-connection.ts).
  */
 export async function testAppConnection(RED: NodeAPI, req: AppTestRequest): Promise<TestConnectionResult> {
-  const cred = dialogCredentials(RED, req);
-  const login: AppLogin = { email: cred('email'), password: cred('password'), authToken: cred('authToken') };
-  const test = new ConnectionTest([login.password, login.authToken, login.email]);
+  const dialog = new Dialog(RED, req);
+  const test = new ConnectionTest();
   const held: AppHeld = { token: '', password: '' };
   let client: ApiClient | undefined;
   try {
-    const s = appSettings(migrateAppConfig({ baseUrl: envValue(req.baseUrl), loginPath: envValue(req.loginPath), timeoutSeconds: envValue(req.timeoutSeconds) || 30 }));
-    const tlsNode = req.tls ? RED.nodes.getNode(req.tls) : null;
-    const tls = tlsNode ? tlsFromConfigNode(RED, tlsNode, req.tls, 'iotgw-app (test connection)') : undefined;
+    const settingsOf = (v: (key: string) => string) => appSettings(migrateAppConfig({ baseUrl: v('baseUrl'), loginPath: v('loginPath'), timeoutSeconds: v('timeoutSeconds') || 30 }));
+    const s = settingsOf((k) => dialog.value(k));
+    const cred = dialog.credentials(s.baseUrl, (deployed) => settingsOf(deployed).baseUrl);
+    const login: AppLogin = { email: cred('email'), password: cred('password'), authToken: cred('authToken') };
+    test.hide(login.password, login.authToken, login.email);
+    const tlsId = dialog.value('tls');
+    const tlsNode = tlsId ? RED.nodes.getNode(tlsId) : null;
+    const tls = tlsNode ? tlsFromConfigNode(RED, tlsNode, tlsId, 'iotgw-app (test connection)') : undefined;
     const c = new ApiClient({ label: `test ${new URL(s.baseUrl).host}`, baseUrl: s.baseUrl, timeoutMs: Math.min(s.timeoutMs, 15_000), maxConcurrent: 1, maxRetries: 0, tls });
     client = c;
     const auth = bearerFrom(login, s.loginPath, () => c, held);

@@ -17,7 +17,7 @@ import { ErrorCatalogue } from '../lib/api/catalogue';
 import { credentialDigest, tokenIdentity } from '../lib/account/redis/keys';
 import { createAccount } from '../lib/account/account';
 import type { GatewayCredentials, GatewayNode, GatewaySettings } from '../lib/node-red/config-nodes';
-import { ConnectionTest, dialogCredentials, envValue, type DialogValues, type TestConnectionResult } from '../lib/node-red/test-connection';
+import { ConnectionTest, Dialog, type DialogValues, type TestConnectionResult } from '../lib/node-red/test-connection';
 
 export interface GatewayConfig extends NodeDef {
   baseUrl: string;
@@ -81,9 +81,9 @@ export function gatewaySettings(config: GatewayConfig): GatewaySettings {
 
 /** What the dialog's "test connection" button sends (POST /iotgw/test-connection). */
 export interface TestConnectionRequest extends DialogValues<'clientId' | 'clientSecret' | 'token'> {
-  baseUrl?: string;
-  apiVersion?: string;
-  timeoutSeconds?: number | string;
+  baseUrl?: unknown;
+  apiVersion?: unknown;
+  timeoutSeconds?: unknown;
 }
 
 export type { TestConnectionResult } from '../lib/node-red/test-connection';
@@ -93,19 +93,22 @@ export type { TestConnectionResult } from '../lib/node-red/test-connection';
  * account's rate budget; no retries; at most 15 s): with a client ID and secret, the token
  * endpoint (POST auth/token); with a bearer token, GET info/service. The result never
  * carries a credential: errors say what failed as the nodes' errors do, and every secret
- * used is cut out of the text once more.
+ * used is cut out of the text once more. A stored secret (a field left as it is) only of a
+ * deployed iotgw-gateway, to its deployed base URL (lib/node-red/test-connection.ts).
  */
 export async function testConnection(RED: NodeAPI, req: TestConnectionRequest): Promise<TestConnectionResult> {
-  const cred = dialogCredentials(RED, req);
-  const id = cred('clientId');
-  const secret = cred('clientSecret');
-  const token = cred('token');
-  const test = new ConnectionTest([secret, token]);
+  const dialog = new Dialog(RED, req);
+  const test = new ConnectionTest();
   let client: ApiClient | undefined;
   try {
-    const s = gatewaySettings(migrateGatewayConfig({ baseUrl: envValue(req.baseUrl), apiVersion: envValue(req.apiVersion) || '1.0', timeoutSeconds: envValue(req.timeoutSeconds) || 65 }));
-    const tlsNode = req.tls ? RED.nodes.getNode(req.tls) : null;
-    const tls = tlsNode ? tlsFromConfigNode(RED, tlsNode, req.tls, 'iotgw-gateway (test connection)') : undefined;
+    const settingsOf = (v: (key: string) => string) => gatewaySettings(migrateGatewayConfig({ baseUrl: v('baseUrl'), apiVersion: v('apiVersion') || '1.0', timeoutSeconds: v('timeoutSeconds') || 65 }));
+    const s = settingsOf((k) => dialog.value(k));
+    const cred = dialog.credentials(s.baseUrl, (deployed) => settingsOf(deployed).baseUrl);
+    const [id, secret, token] = [cred('clientId'), cred('clientSecret'), cred('token')];
+    test.hide(secret, token);
+    const tlsId = dialog.value('tls');
+    const tlsNode = tlsId ? RED.nodes.getNode(tlsId) : null;
+    const tls = tlsNode ? tlsFromConfigNode(RED, tlsNode, tlsId, 'iotgw-gateway (test connection)') : undefined;
     const path = (rest: string) => `/api/v${s.apiVersion}/${rest}`;
     client = new ApiClient({ label: `test ${new URL(s.baseUrl).host}`, baseUrl: s.baseUrl, timeoutMs: Math.min(s.timeoutMs, 15_000), maxConcurrent: 1, maxRetries: 0, tls });
     if (id && secret) {

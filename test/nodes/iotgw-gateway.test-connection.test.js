@@ -6,10 +6,23 @@
  * against the simulator in a real Node-RED runtime: a good account, a wrong secret, a dead
  * port, the stored secret of a deployed node standing in for an unchanged password field
  * (`__PWRD__`), and no credential ever in the answer.
+ *
+ * Issue 34: a stored secret goes only to the deployed base URL (and TLS setting) of a
+ * deployed iotgw-gateway; another URL, another node type (iotgw-app, mqtt-broker, http
+ * request) or a node not deployed is refused and nothing reaches the posted host (a loopback
+ * recorder); one test at a time per user; an internal failure is INTERNAL, not NETWORK; a
+ * credential that is not text is BAD_INPUT; 10 MB of a server's error text come back bounded.
  */
 const assert = require('node:assert/strict');
-const { simulatorPerTest, gatewayNode, load, helper, DEMO_CREDS } = require('../helpers/harness');
+const sinon = require('sinon');
+const { simulatorPerTest, gatewayNode, load, helper, until, ALL_NODES, DEMO_CREDS } = require('../helpers/harness');
 const { freePort } = require('../helpers/net');
+const { startRecorder } = require('../helpers/recorder');
+const { ApiClient } = require('../../dist/lib/transport/http');
+
+const CORE = ['network/10-mqtt.js', 'network/21-httprequest.js', 'network/05-tls.js'].map((f) => require(`@node-red/nodes/core/${f}`));
+/** Every stored secret of the flow of the borrowing test. */
+const SECRETS = ['demo-secret', 'gw-stored-token-1', 'gw2-secret-9876', 'app-stored-token', 'app-password-1', 'mqtt-password-1', 'http-password-1'];
 
 describe('iotgw-gateway: test connection (issue 26)', function () {
   this.timeout(20000);
@@ -72,5 +85,116 @@ describe('iotgw-gateway: test connection (issue 26)', function () {
     const empty = await test({ baseUrl: sim.url, credentials: {} });
     assert.equal(empty.code, 'BAD_INPUT');
     assert.match(empty.message, /client ID and secret, or a bearer token/);
+  });
+
+  describe('issue 34: stored secrets, callers, failures', function () {
+    let rec;
+    beforeEach(async function () {
+      rec = await startRecorder();
+    });
+    afterEach(async function () {
+      await rec.close();
+    });
+
+    /** The deployed flow: two gateways, an app, a core mqtt-broker and http request node, each with a secret. */
+    async function deployed() {
+      const flow = [
+        { id: 'flow', type: 'tab', label: 'test' },
+        gatewayNode(sim),
+        { ...gatewayNode(sim), id: 'gw2', name: 'second' },
+        { id: 'app', type: 'iotgw-app', baseUrl: sim.appUrl, timeoutSeconds: 5 },
+        { id: 'mqtt', type: 'mqtt-broker', broker: '127.0.0.1', port: '1', autoConnect: false },
+        { id: 'http', z: 'flow', type: 'http request', method: 'GET', url: rec.url, authType: 'basic', wires: [[]] },
+        { id: 'tls1', type: 'tls-config', verifyservercert: true },
+      ];
+      await helper.load([...ALL_NODES, ...CORE], flow, {
+        gw: { ...DEMO_CREDS, token: 'gw-stored-token-1' },
+        gw2: { clientId: 'demo', clientSecret: 'gw2-secret-9876' },
+        app: { authToken: 'app-stored-token', email: 'a@example.com', password: 'app-password-1' },
+        mqtt: { user: 'mq', password: 'mqtt-password-1' },
+        http: { user: 'hu', password: 'http-password-1' },
+      });
+    }
+    const unchanged = { clientId: 'demo', clientSecret: '__PWRD__', token: '__PWRD__' };
+
+    it('a stored secret goes only to its deployed base URL and TLS setting: other URLs, types and ids are refused, nothing reaches the posted host', async function () {
+      await deployed();
+      const tries = {
+        'the same node, another URL': { id: 'gw', baseUrl: rec.url },
+        'another gateway node, another URL': { id: 'gw2', baseUrl: rec.url },
+        'an iotgw-app node': { id: 'app', baseUrl: rec.url },
+        'a core mqtt-broker': { id: 'mqtt', baseUrl: rec.url },
+        'a core http request node': { id: 'http', baseUrl: rec.url },
+        'a node not deployed': { id: 'nope', baseUrl: rec.url },
+        'the deployed URL with another TLS setting': { id: 'gw', baseUrl: sim.url, tls: 'tls1' },
+      };
+      for (const [what, body] of Object.entries(tries)) {
+        const r = await test({ apiVersion: '1.0', ...body, credentials: unchanged });
+        assert.equal(r.ok, false, what);
+        assert.equal(r.code, 'BAD_INPUT', `${what}: ${r.message}`);
+        assert.match(r.message, /^credentials\.clientSecret: left as it is, but .*type the secret again/, what);
+        assert.deepEqual(SECRETS.filter((x) => r.message.includes(x)), [], what);
+      }
+      assert.match((await test({ id: 'gw', baseUrl: rec.url, credentials: unchanged })).message, /the base URL is not the deployed one/);
+      assert.match((await test({ id: 'mqtt', baseUrl: rec.url, credentials: unchanged })).message, /no deployed iotgw-gateway node with this id/);
+      assert.deepEqual(rec.requests, [], 'nothing reached the posted host');
+      assert.deepEqual(sim.server.calls, [], 'nor the gateway');
+      // Where it is deployed, the stored secret still tests.
+      const ok = await test({ id: 'gw', baseUrl: sim.url, apiVersion: '1.0', credentials: unchanged });
+      assert.equal(ok.ok, true, ok.message);
+      assert.equal(sim.server.callsTo('terminal/auth').length, 1);
+    });
+
+    it('one test at a time per user: a second one while the first runs is refused with 429 (both routes), the next one runs', async function () {
+      await load([gatewayNode(sim)]);
+      rec.hold();
+      const body = { baseUrl: rec.url, apiVersion: '1.0', credentials: { token: 'typed-token-1' } };
+      const first = helper.request().post('/iotgw/test-connection').send(body).then((r) => r);
+      await until(() => rec.requests.length === 1, 20000, 'the first test at the recorder');
+      const second = await helper.request().post('/iotgw/test-connection').send(body);
+      assert.equal(second.status, 429);
+      assert.equal(second.body.code, 'RATE_LIMITED');
+      assert.match(second.body.message, /another test connection of yours is still running/);
+      const other = await helper.request().post('/iotgw-app/test-connection').send({ baseUrl: rec.url, credentials: { authToken: 'typed-token-2' } });
+      assert.equal(other.status, 429, 'one at a time over both routes');
+      rec.release();
+      const done = await first;
+      assert.equal(done.status, 200);
+      assert.equal(done.body.code, 'UNAUTHORIZED');
+      const third = await test(body);
+      assert.equal(third.code, 'UNAUTHORIZED', 'after the first one answered, the next one runs');
+      assert.equal(rec.requests.length, 2, 'the refused tests reached nothing');
+    });
+
+    it('an internal failure is INTERNAL (a dead port stays NETWORK); a credential that is not text is BAD_INPUT', async function () {
+      await load([gatewayNode(sim)]);
+      const stub = sinon.stub(ApiClient.prototype, 'request').rejects(new TypeError('x is not a function'));
+      try {
+        const r = await test({ baseUrl: sim.url, apiVersion: '1.0', credentials: { token: 'typed-token-1' } });
+        assert.equal(r.code, 'INTERNAL', r.message);
+        assert.match(r.message, /unexpected TypeError/);
+      } finally {
+        stub.restore();
+      }
+      const port = await freePort();
+      assert.equal((await test({ baseUrl: `http://127.0.0.1:${port}`, credentials: { token: 'typed-token-1' } })).code, 'NETWORK');
+      for (const credentials of [{ token: { a: 1 } }, { clientId: 'demo', clientSecret: ['x'] }, 'token']) {
+        const r = await test({ baseUrl: sim.url, apiVersion: '1.0', credentials });
+        assert.equal(r.code, 'BAD_INPUT', r.message);
+        assert.match(r.message, /^credentials(\.token|\.clientSecret)?: must be (text|an object of text fields)/);
+      }
+      assert.deepEqual(sim.server.calls, []);
+    });
+
+    it('a server error text of 10 MB comes back bounded, with its length', async function () {
+      await rec.close();
+      const big = 'x'.repeat(10 * 1024 * 1024);
+      rec = await startRecorder({ reply: (_req, res) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ message: big })) });
+      await load([gatewayNode(sim)]);
+      const r = await test({ baseUrl: rec.url, apiVersion: '1.0', credentials: { clientId: 'demo', clientSecret: 'typed-secret-1' } });
+      assert.equal(r.ok, false);
+      assert.ok(r.message.length < 1000, `${r.message.length} characters`);
+      assert.match(r.message, /x{300}\.\.\. \(10485760 chars\)/);
+    });
   });
 });

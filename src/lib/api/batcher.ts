@@ -13,7 +13,7 @@
  * of the calls that did succeed attached as `err.partial` (so nothing the gateway
  * accepted goes unreported). Its items still queued are not sent.
  */
-import { GatewayError } from '../common/errors';
+import { GatewayError, quote } from '../common/errors';
 
 export interface BatcherOptions<I, R, S> {
   maxBatch: () => number;
@@ -192,7 +192,7 @@ export class Batcher<I, R, S = () => void> {
         e.owner.results[e.index] = results[i];
       });
     } catch (err) {
-      const ge = err instanceof GatewayError ? err : new GatewayError('NETWORK', String((err as Error)?.message ?? err));
+      const ge = err instanceof GatewayError ? err : new GatewayError('NETWORK', quote((err as Error)?.message ?? err));
       for (const o of owners) {
         o.error ??= ge;
         // Its items not yet sent stay unsent.

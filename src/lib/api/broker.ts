@@ -4,7 +4,7 @@
  * be a string or a number), the one request path every broker node uses, and the
  * redaction of device session keys. The schemas are built at their first use (common/schema).
  */
-import { GatewayError, badInput } from '../common/errors';
+import { GatewayError, badInput, quote } from '../common/errors';
 import { describeType, showValue, toInt64 } from '../common/int64';
 import { isPlainObject, joinProblems } from '../common/checks';
 import type { ApiClient, ApiResponse, AuthProvider, Query, RequestSpec } from '../transport/http';
@@ -86,7 +86,7 @@ export function checkContractBody(payload: unknown, where = 'msg.payload'): Cont
     if (known && known !== k) problems.push(`${where}.${k}: unknown field (did you mean ${known}?)`);
   }
   const r = contractCreate().safeParse(payload);
-  if (!r.success) for (const issue of r.error.issues) problems.push(`${where}.${issue.path.join('.')}: ${issue.message}`);
+  if (!r.success) for (const issue of r.error.issues) problems.push(`${where}.${quote(issue.path.join('.'))}: ${quote(issue.message)}`);
   if (problems.length) throw new GatewayError('BAD_INPUT', joinProblems(problems), { field: problems[0]!.split(':')[0] });
   return r.data!;
 }

@@ -1,5 +1,5 @@
 /** ErrorID handling of area (a) replies, with names from the account's catalogue. */
-import { GatewayError } from '../common/errors';
+import { GatewayError, quote } from '../common/errors';
 import type { CatalogueEntry } from './catalogue';
 
 /** What names an ErrorID: an `iotgw-gateway` config node, or a TerminalClient (their `catalogue`). */
@@ -12,10 +12,12 @@ export async function throwOnCallError(g: CatalogueHolder, errorId: number | nul
   if (!errorId || errorId <= 0) return;
   await g.catalogue.load(signal);
   const e = g.catalogue.lookup(errorId);
-  throw new GatewayError('GATEWAY_ERROR', `${where}: the gateway refused the call with ErrorID ${errorId}${e ? ` (${e.name}${e.description ? `: ${e.description}` : ''})` : ''}`, {
+  // The name and description are the gateway's own text: quoted, bounded.
+  const name = e ? quote(e.name, 100) : undefined;
+  throw new GatewayError('GATEWAY_ERROR', `${where}: the gateway refused the call with ErrorID ${errorId}${e ? ` (${name}${e.description ? `: ${quote(e.description)}` : ''})` : ''}`, {
     statusCode,
     errorId,
-    errorName: e?.name,
+    errorName: name,
   });
 }
 

@@ -4,7 +4,7 @@
  * refused as BAD_RESPONSE. The schemas are built at their first use (common/schema).
  */
 import { createHash } from 'node:crypto';
-import { GatewayError } from '../common/errors';
+import { GatewayError, quote } from '../common/errors';
 import { int64Out as int64Value } from '../common/int64';
 import { built, schema, type Infer, type SchemaOf } from '../common/schema';
 
@@ -116,7 +116,7 @@ export function readMessage(raw: unknown): FeedMessage {
   const r = fromMobileMessage().safeParse(raw);
   if (r.success) return r.data;
   const issue = r.error.issues[0];
-  return new MalformedMessage(raw, `${issue?.path.length ? issue.path.join('.') : '(message)'}: ${issue?.message ?? 'invalid'}`);
+  return new MalformedMessage(raw, `${issue?.path.length ? quote(issue.path.join('.')) : '(message)'}: ${quote(issue?.message ?? 'invalid')}`);
 }
 
 /** Standard base64 with padding, as the gateway writes RawPayload. */
@@ -138,8 +138,9 @@ export function parseReply<T>(schema: SchemaOf<T>, body: unknown, where: string)
   const r = built(schema).safeParse(body);
   if (r.success) return r.data;
   const issue = r.error.issues[0];
-  const path = issue?.path.length ? issue.path.join('.') : '(body)';
-  throw new GatewayError('BAD_RESPONSE', `${where}: unexpected reply at ${path}: ${issue?.message ?? 'invalid'}`);
+  // The path holds the reply's own keys and zod's message may quote its value: both bounded.
+  const path = issue?.path.length ? quote(issue.path.join('.')) : '(body)';
+  throw new GatewayError('BAD_RESPONSE', `${where}: unexpected reply at ${path}: ${quote(issue?.message ?? 'invalid')}`);
 }
 
 /**

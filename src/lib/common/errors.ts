@@ -49,6 +49,24 @@ export interface GatewayErrorOptions {
   cause?: unknown;
 }
 
+/** How much of a foreign text (a reply body, a peer's error) an error message quotes. */
+export const QUOTE_MAX = 300;
+/** The most any error message holds, whatever it quotes (a last guard behind `quote`). */
+export const MESSAGE_MAX = 2000;
+
+/**
+ * Foreign text (a reply body, a peer's or a library's error message) as an error message
+ * quotes it: at most `max` characters, then "..." and the original length, so a 10 MB
+ * reply never becomes a 10 MB message, log line or msg.error.
+ */
+export function quote(text: unknown, max = QUOTE_MAX): string {
+  const s = typeof text === 'string' ? text : String(text);
+  if (s.length <= max) return s;
+  // Never split a surrogate pair: the cut stays valid UTF-16.
+  const end = /[\uD800-\uDBFF]/.test(s.charAt(max - 1)) ? max - 1 : max;
+  return `${s.slice(0, end)}... (${s.length} chars)`;
+}
+
 export class GatewayError extends Error {
   readonly code: ErrorCode;
   readonly statusCode?: number;
@@ -57,7 +75,7 @@ export class GatewayError extends Error {
   readonly field?: string;
 
   constructor(code: ErrorCode, message: string, opts: GatewayErrorOptions = {}) {
-    super(message);
+    super(quote(message, MESSAGE_MAX));
     // Node-RED shows `${name}: ${message}` in msg.error.message: the code reads best there.
     this.name = code;
     // Own, enumerable properties: Node-RED copies `code` into msg.error.code.

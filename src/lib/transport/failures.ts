@@ -4,7 +4,7 @@
  * HTTP status with the server's own text (secrets cut out), a throttle given up on.
  * Messages name the method and the path, never the query or the headers.
  */
-import { GatewayError } from '../common/errors';
+import { GatewayError, quote } from '../common/errors';
 import { bodyProblem } from '../common/int64';
 import type { CallAbort } from './deadlines';
 import { proxyFor } from './proxy';
@@ -32,7 +32,7 @@ const NETWORK_WORDS: Record<string, string> = {
 
 /** "ECONNREFUSED connect ECONNREFUSED 127.0.0.1:1881" without saying the code twice. */
 export function networkText(code: string | undefined, message: string | undefined): string {
-  const msg = (message ?? '').trim() || 'network error';
+  const msg = quote((message ?? '').trim() || 'network error');
   const words = code ? NETWORK_WORDS[code] : undefined;
   if (!code) return msg;
   const detail = msg.includes(code) ? msg : `${code} ${msg}`;
@@ -47,8 +47,8 @@ export function networkText(code: string | undefined, message: string | undefine
 export function serverErrorText(body: unknown, secrets: string[] = []): string | undefined {
   const full = rawServerText(body);
   if (full === undefined) return undefined;
-  const text = redactText(full, secrets);
-  return text.length > 300 ? `${text.slice(0, 297)}...` : text;
+  // Cut out first, then bound: a secret cut in two would no longer be found.
+  return quote(redactText(full, secrets));
 }
 
 function rawServerText(body: unknown): string | undefined {
@@ -108,7 +108,7 @@ export function throttledGiveUp(res: ApiResponse, spec: RequestSpec, attempts: n
 
 /** A request body that cannot be sent as JSON: bad input, before any slot, token or request. */
 export function bodyNotJson(body: unknown, err: unknown): GatewayError {
-  return new GatewayError('BAD_INPUT', `${bodyProblem(body) ?? `msg.payload: cannot be sent as JSON (${(err as Error)?.message ?? err})`}; a request body must be plain JSON data`, { field: 'msg.payload' });
+  return new GatewayError('BAD_INPUT', `${bodyProblem(body) ?? `msg.payload: cannot be sent as JSON (${quote((err as Error)?.message ?? err)})`}; a request body must be plain JSON data`, { field: 'msg.payload' });
 }
 
 /** A call on a closed client. */
@@ -118,7 +118,7 @@ export function clientClosed(where: string): GatewayError {
 
 /** Any failure of an attempt as a GatewayError (what is not one yet is a NETWORK error). */
 export function asGatewayError(err: unknown, where: string): GatewayError {
-  return err instanceof GatewayError ? err : new GatewayError('NETWORK', `${where}: ${(err as Error)?.message ?? err}`);
+  return err instanceof GatewayError ? err : new GatewayError('NETWORK', `${where}: ${quote((err as Error)?.message ?? err)}`);
 }
 
 /** Was this a failure a retry may fix (a transient network error or timeout, not a permanent one)? */
@@ -136,7 +136,7 @@ export function callFailure(err: unknown, call: CallAbort, caller: AbortSignal |
   if (call.timedOut) return call.reason as GatewayError;
   if (caller?.aborted) {
     const reason = caller.reason;
-    return reason instanceof GatewayError ? reason : new GatewayError('NETWORK', `${where}: aborted (${reason instanceof Error ? reason.message : 'node closed'})`);
+    return reason instanceof GatewayError ? reason : new GatewayError('NETWORK', `${where}: aborted (${reason instanceof Error ? quote(reason.message) : 'node closed'})`);
   }
   const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
   const code = e.code ?? e.cause?.code;
