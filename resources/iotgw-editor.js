@@ -51,6 +51,10 @@
             return function () { return this.name || this._(type + '.label.node'); };
         },
         labelStyle: function () { return this.name ? 'node_label_italic' : ''; },
+        /** An account's label (iotgw-gateway, iotgw-app): its name, else its base URL, else the type. */
+        accountLabel: function (type) {
+            return function () { return this.name || this.baseUrl || type; };
+        },
         /** Start from of a poller: now, -24h, or a UTC time (`real`: a real date only). */
         startFrom: function (real) {
             return function (s) {
@@ -85,10 +89,15 @@
         },
         /**
          * A config dialog's tabs, as the core MQTT broker dialog has them: the list
-         * #node-config-TYPE-tabs; tab NAME (label `<type>.tabs.NAME`) shows the div
+         * #node-config-TYPE-tabs (made before #node-config-TYPE-tabs-content when the
+         * template has none); tab NAME (label `<type>.tabs.NAME`) shows the div
          * #TYPE-tab-NAME of #node-config-TYPE-tabs-content and hides the others.
          */
         tabs: function (node, type, names) {
+            if (!$('#node-config-' + type + '-tabs').length) {
+                $('<div class="form-row"><ul style="width: 100%; margin-bottom: 12px;"></ul></div>').insertBefore('#node-config-' + type + '-tabs-content')
+                    .children('ul').attr('id', 'node-config-' + type + '-tabs');
+            }
             var tabs = RED.tabs.create({
                 id: 'node-config-' + type + '-tabs',
                 onchange: function (tab) {
@@ -104,15 +113,23 @@
         },
         /**
          * A config dialog's "test connection" row, built in the template's empty
-         * <div id="node-config-TYPE-test-row">: the button #node-config-TYPE-test, the tip
+         * <div id="node-config-TYPE-test-row"> (made, under a rule, after
+         * #node-config-TYPE-tabs-content when the template has none): the button #node-config-TYPE-test, the tip
          * `<type>.test.what` and the result #node-config-TYPE-test-result. A click posts
          * `body()` (the values shown; a password field left as it is holds __PWRD__, which
          * the runtime reads as the stored secret) to the admin route `url` and shows the
-         * answer {ok, code, message, ms} with a tick or a cross, or `<type>.test.failed`
-         * when the runtime does not answer. Nothing is echoed.
+         * answer {ok, code, message, ms} with a tick or a cross; a refusal (429: a test of
+         * the user's is still running; 500: INTERNAL) with its code and message, and
+         * `<type>.test.failed` when the runtime does not answer. Nothing is echoed. A secret
+         * left as it is is tested only at the node's deployed base URL and TLS setting
+         * (issue 34): with another base URL or TLS setting shown, `<type>.test.typeAgain`
+         * says to type it again, and nothing is posted (the runtime refuses it as well).
          */
         testButton: function (node, type, url, body) {
             var id = 'node-config-' + type + '-test';
+            if (!$('#' + id + '-row').length) {
+                $('<div></div>').attr('id', id + '-row').insertAfter($('<hr>').insertAfter('#node-config-' + type + '-tabs-content'));
+            }
             var row = $('#' + id + '-row').empty();
             var line = $('<div class="form-row"></div>').appendTo(row);
             var button = $('<button type="button" class="red-ui-button"><i class="fa fa-plug"></i> </button>').attr('id', id).appendTo(line);
@@ -125,15 +142,25 @@
                 $('<i class="fa"></i>').addClass(ok === null ? 'fa-spinner fa-spin' : ok ? 'fa-check' : 'fa-times').appendTo(result);
                 $('<span></span>').text(' ' + text).appendTo(result);
             }
+            /** A field left as it is, while the base URL or TLS setting shown is not the node's own. */
+            function movedSecret(b) {
+                var creds = b.credentials || {};
+                var left = Object.keys(creds).some(function (k) { return creds[k] === '__PWRD__'; });
+                var tls = RED.nodes.node(node.tls) ? node.tls : '';
+                return left && (text(b.baseUrl) !== text(node.baseUrl) || text(b.tls) !== text(tls));
+            }
             button.on('click', function () {
+                var b = body();
+                if (movedSecret(b)) { show(false, node._(type + '.test.typeAgain')); return; }
                 button.prop('disabled', true);
                 show(null, node._(type + '.test.running'));
-                $.ajax({ url: url, type: 'POST', contentType: 'application/json', data: JSON.stringify(body()), timeout: 30000 })
+                $.ajax({ url: url, type: 'POST', contentType: 'application/json', data: JSON.stringify(b), timeout: 30000 })
                     .done(function (r) {
                         show(!!r.ok, (r.ok ? '' : (r.code ? r.code + ': ' : '')) + r.message + ' (' + r.ms + ' ms)');
                     })
                     .fail(function (xhr) {
-                        show(false, node._(type + '.test.failed', { status: xhr.status || 'no answer' }));
+                        var r = xhr.responseJSON;
+                        show(false, r && r.message ? (r.code ? r.code + ': ' : '') + r.message : node._(type + '.test.failed', { status: xhr.status || 'no answer' }));
                     })
                     .always(function () { button.prop('disabled', false); });
             });
@@ -142,6 +169,48 @@
         configValue: function (key) {
             var v = String($('#node-config-input-' + key).val() || '');
             return key === 'tls' && !RED.nodes.node(v) ? '' : v;
+        },
+        /** An account's base URL: https://host[:port][/path], or http:// on loopback only; no user:password@. */
+        isBaseUrl: function (v) {
+            var m = /^(https?):\/\/([^/:?#@]+|\[[^\]]+\])(:\d+)?(\/[^?#]*)?$/i.exec(text(v));
+            if (!m) { return false; }
+            return m[1].toLowerCase() === 'https' || /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i.test(m[2]);
+        },
+        /** A base URL validator: required (`<type>.errors.baseUrlRequired`) unless `optional`, else `<type>.errors.baseUrl`. */
+        baseUrlCheck: function (type, optional) {
+            return function (v, _opt) {
+                var s = text(v);
+                if (s === '') { return optional ? true : say(this, type, 'baseUrlRequired'); }
+                return ENV.test(s) || IOTGW.isBaseUrl(s) || say(this, type, 'baseUrl');
+            };
+        },
+        /** A number from min to max (an integer when `integer`): else `<type>.errors.intRange|numRange`. */
+        range: function (type, min, max, integer) {
+            var test = integer ? IOTGW.intIn(min, max) : IOTGW.numIn(min, max);
+            return IOTGW.check(type, test, integer ? 'intRange' : 'numRange', false, { min: min, max: max });
+        },
+        /**
+         * What an account dialog (iotgw-gateway, iotgw-app) does when it opens: the reason
+         * under a bad base URL (#node-config-baseUrl-error, `<type>.errors.baseUrl`), its four
+         * tabs, and the test button posting to `url` the fields `fields` and the credentials
+         * `creds` shown.
+         */
+        accountDialog: function (node, type, url, fields, creds) {
+            $('<div id="node-config-baseUrl-error" class="form-tips" style="display:none; color: var(--red-ui-text-color-error, #d6615f);"></div>')
+                .text(node._(type + '.errors.baseUrl')).insertAfter('#node-config-input-baseUrl');
+            $('#node-config-input-baseUrl').on('change keyup input', function () {
+                var v = text($(this).val());
+                $('#node-config-baseUrl-error').toggle(v !== '' && !IOTGW.isBaseUrl(v) && !ENV.test(v));
+            }).trigger('change');
+            // Tabs, as the core MQTT broker dialog has them.
+            IOTGW.tabs(node, type, ['connection', 'credentials', 'limits', 'shared']);
+            // Test connection: one harmless call through the runtime with the values shown here.
+            IOTGW.testButton(node, type, url, function () {
+                var b = { id: node.id, credentials: {} };
+                fields.forEach(function (k) { b[k] = IOTGW.configValue(k); });
+                creds.forEach(function (k) { b.credentials[k] = IOTGW.configValue(k); });
+                return b;
+            });
         },
         /**
          * Expands the common dialog rows of the template of `type` (before the dialog opens):

@@ -7,10 +7,14 @@
  * - "test connection" makes one call through the runtime (GET /auth/user) and shows the
  *   result in the dialog: a good token, a good login, a wrong token and a dead port each show
  *   theirs; after a deploy, a token field left as it is (Node-RED shows __PWRD__) tests with
- *   the stored token; no credential is ever shown.
+ *   the stored token; no credential is ever shown;
+ * - issue 34: a token left as it is with another base URL shown is refused in the dialog
+ *   (type it again; nothing posted), and by the runtime when saved there but not deployed.
  */
 const assert = require('assert');
 const { useEditor, accountDialog } = require('../helpers/browser');
+const { startRecorder } = require('../helpers/recorder');
+const { movedSecretInDialog } = require('../helpers/lending');
 
 const TOKEN = 'app-demo-token';
 
@@ -88,5 +92,24 @@ describe('app account dialog in a real browser (issue 26)', function () {
     assert.ok(!r.text.includes(TOKEN), r.text);
     await dialog.close();
     await dialog.remove(id);
+  });
+
+  it('issue 34: a token left as it is with another base URL: type it again, in the dialog and from the runtime', async function () {
+    const rec = await startRecorder();
+    try {
+      page.errors.length = 0;
+      const { id, local, remote } = await movedSecretInDialog(dialog, { name: 'moved app', baseUrl: appUrl(), authToken: TOKEN }, rec.url);
+      assert.ok(local.failed, local.text);
+      assert.match(local.text, /a secret left as it is is used only at the deployed base URL .*type the secret again/);
+      assert.ok(remote.failed, remote.text);
+      assert.match(remote.text, /^BAD_INPUT: credentials\.authToken: left as it is, but the base URL is not the deployed one.*type the secret again/);
+      assert.ok(!remote.text.includes(TOKEN), remote.text);
+      assert.deepStrictEqual(rec.requests, [], 'nothing reached the other URL');
+      await dialog.close();
+      await dialog.remove(id);
+      assert.deepStrictEqual(page.errors, []);
+    } finally {
+      await rec.close();
+    }
   });
 });

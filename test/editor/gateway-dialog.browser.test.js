@@ -8,11 +8,16 @@
  *   dialog: a good account, a wrong secret and a dead port each show theirs; after a
  *   deploy, a secret field left as it is (Node-RED shows __PWRD__) tests with the stored
  *   secret; no secret is ever shown;
+ * - issue 34: a secret left as it is with another base URL shown is refused in the dialog
+ *   (type it again; nothing posted); one saved at another URL but not deployed is refused
+ *   by the runtime with its reason; a second test while one of the user's runs shows 429;
  * - the palette: a colour per area, none of the core nodes' colours, the areas in order,
  *   and an icon per LoRaWAN node.
  */
 const assert = require('assert');
 const { useEditor, nodeTypes, accountDialog } = require('../helpers/browser');
+const { startRecorder } = require('../helpers/recorder');
+const { movedSecretInDialog } = require('../helpers/lending');
 
 const AREAS = {
   terminals: ['iotgw-terminal-mode', 'iotgw-cancel', 'iotgw-status-poller', 'iotgw-message-poller', 'iotgw-send-message', 'iotgw-message-tracker'],
@@ -88,6 +93,39 @@ describe('gateway account dialog and palette in a real browser (issue 26)', func
     assert.ok(!r.text.includes('demo-secret'));
     await dialog.close();
     await dialog.remove(id);
+  });
+
+  it('issue 34: a stored secret with another base URL: type it again (dialog, then runtime); a second test of the user: 429', async function () {
+    const rec = await startRecorder();
+    try {
+      page.errors.length = 0;
+      const { id, local, remote } = await movedSecretInDialog(dialog, { name: 'moved', baseUrl: nr.simUrl, clientId: 'demo', clientSecret: 'demo-secret' }, rec.url);
+      assert.ok(local.failed, local.text);
+      assert.match(local.text, /a secret left as it is is used only at the deployed base URL .*type the secret again/);
+      // Saved (OK) at the other URL but not deployed: the dialog posts, the runtime refuses.
+      assert.ok(remote.failed, remote.text);
+      assert.match(remote.text, /^BAD_INPUT: credentials\.clientSecret: left as it is, but the base URL is not the deployed one.*type the secret again/);
+      assert.deepStrictEqual(rec.requests, [], 'nothing reached the other URL');
+      // One test at a time: a test of this user still running at the recorder, then the button.
+      rec.hold();
+      await page.evaluate((url) => {
+        $.ajax({ url: 'iotgw/test-connection', type: 'POST', contentType: 'application/json', data: JSON.stringify({ baseUrl: url, apiVersion: '1.0', credentials: { token: 'typed-token-1' } }) });
+      }, rec.url);
+      const deadline = Date.now() + 30000;
+      while (rec.requests.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      assert.strictEqual(rec.requests.length, 1, 'the first test is running');
+      await dialog.fill({ clientSecret: 'typed-secret-2' });
+      const busy = await dialog.testConnection();
+      assert.ok(busy.failed, busy.text);
+      assert.match(busy.text, /^RATE_LIMITED: another test connection of yours is still running/);
+      rec.release();
+      await dialog.close();
+      await dialog.remove(id);
+      // The browser logs the refused request itself; nothing else.
+      assert.deepStrictEqual(page.errors.filter((e) => !/status of 429 \(Too Many Requests\)/.test(e)), []);
+    } finally {
+      await rec.close();
+    }
   });
 
   it('the palette: a colour per area, none of the core nodes\', in area order, and an icon per LoRaWAN node', async function () {

@@ -13,11 +13,10 @@
  * http request) or a node not deployed is refused, and nothing reaches the posted host.
  */
 const assert = require('node:assert/strict');
-const { simulatorPerTest, load, helper, gatewayNode, ALL_NODES, DEMO_CREDS } = require('../helpers/harness');
+const { simulatorPerTest, load, helper, ALL_NODES } = require('../helpers/harness');
 const { freePort } = require('../helpers/net');
 const { startRecorder } = require('../helpers/recorder');
-
-const CORE = ['network/10-mqtt.js', 'network/21-httprequest.js', 'network/05-tls.js'].map((f) => require(`@node-red/nodes/core/${f}`));
+const { lendingFlow, borrowTries } = require('../helpers/lending');
 
 const TOKEN = 'app-demo-token';
 const LOGIN = { email: 'demo@example.com', password: 'demo-password' };
@@ -104,34 +103,11 @@ describe('iotgw-app: test connection (issue 26)', function () {
   it('issue 34: a stored credential goes only to its deployed base URL and TLS setting; other URLs, types and ids are refused, nothing reaches the posted host', async function () {
     const rec = await startRecorder();
     try {
-      const flow = [
-        { id: 'flow', type: 'tab', label: 'test' },
-        appNode(),
-        { ...appNode(), id: 'app2', name: 'second' },
-        gatewayNode(sim),
-        { id: 'mqtt', type: 'mqtt-broker', broker: '127.0.0.1', port: '1', autoConnect: false },
-        { id: 'http', z: 'flow', type: 'http request', method: 'GET', url: rec.url, authType: 'basic', wires: [[]] },
-        { id: 'tls1', type: 'tls-config', verifyservercert: true },
-      ];
-      const secrets = ['app-stored-pass-1', 'app2-stored-token', TOKEN, 'demo-secret', 'gw-stored-token-1', 'mqtt-password-1', 'http-password-1'];
-      await helper.load([...ALL_NODES, ...CORE], flow, {
-        app: { authToken: TOKEN, email: LOGIN.email, password: 'app-stored-pass-1' },
-        app2: { authToken: 'app2-stored-token' },
-        gw: { ...DEMO_CREDS, token: 'gw-stored-token-1' },
-        mqtt: { user: 'mq', password: 'mqtt-password-1' },
-        http: { user: 'hu', password: 'http-password-1' },
-      });
+      const f = lendingFlow(sim, rec);
+      await helper.load([...ALL_NODES, ...f.core], f.nodes, f.credentials);
+      const secrets = f.secrets;
       const unchanged = { authToken: '__PWRD__', email: '', password: '__PWRD__' };
-      const tries = {
-        'the same node, another URL': { id: 'app', baseUrl: rec.url },
-        'another app node, another URL': { id: 'app2', baseUrl: rec.url },
-        'an iotgw-gateway node': { id: 'gw', baseUrl: rec.url },
-        'a core mqtt-broker': { id: 'mqtt', baseUrl: rec.url },
-        'a core http request node': { id: 'http', baseUrl: rec.url },
-        'a node not deployed': { id: 'nope', baseUrl: rec.url },
-        'the deployed URL with another TLS setting': { id: 'app', baseUrl: sim.appUrl, tls: 'tls1' },
-      };
-      for (const [what, body] of Object.entries(tries)) {
+      for (const [what, body] of Object.entries(borrowTries(rec, 'app', sim.appUrl))) {
         const r = await test({ ...body, credentials: unchanged });
         assert.equal(r.code, 'BAD_INPUT', `${what}: ${r.message}`);
         assert.match(r.message, /^credentials\.(authToken|password): left as it is, but .*type the secret again/, what);

@@ -18,11 +18,9 @@ const sinon = require('sinon');
 const { simulatorPerTest, gatewayNode, load, helper, until, ALL_NODES, DEMO_CREDS } = require('../helpers/harness');
 const { freePort } = require('../helpers/net');
 const { startRecorder } = require('../helpers/recorder');
+const { lendingFlow, borrowTries } = require('../helpers/lending');
 const { ApiClient } = require('../../dist/lib/transport/http');
 
-const CORE = ['network/10-mqtt.js', 'network/21-httprequest.js', 'network/05-tls.js'].map((f) => require(`@node-red/nodes/core/${f}`));
-/** Every stored secret of the flow of the borrowing test. */
-const SECRETS = ['demo-secret', 'gw-stored-token-1', 'gw2-secret-9876', 'app-stored-token', 'app-password-1', 'mqtt-password-1', 'http-password-1'];
 
 describe('iotgw-gateway: test connection (issue 26)', function () {
   this.timeout(20000);
@@ -96,44 +94,22 @@ describe('iotgw-gateway: test connection (issue 26)', function () {
       await rec.close();
     });
 
-    /** The deployed flow: two gateways, an app, a core mqtt-broker and http request node, each with a secret. */
+    /** The deployed flow: nodes of five types, each with a secret (test/helpers/lending.js). */
     async function deployed() {
-      const flow = [
-        { id: 'flow', type: 'tab', label: 'test' },
-        gatewayNode(sim),
-        { ...gatewayNode(sim), id: 'gw2', name: 'second' },
-        { id: 'app', type: 'iotgw-app', baseUrl: sim.appUrl, timeoutSeconds: 5 },
-        { id: 'mqtt', type: 'mqtt-broker', broker: '127.0.0.1', port: '1', autoConnect: false },
-        { id: 'http', z: 'flow', type: 'http request', method: 'GET', url: rec.url, authType: 'basic', wires: [[]] },
-        { id: 'tls1', type: 'tls-config', verifyservercert: true },
-      ];
-      await helper.load([...ALL_NODES, ...CORE], flow, {
-        gw: { ...DEMO_CREDS, token: 'gw-stored-token-1' },
-        gw2: { clientId: 'demo', clientSecret: 'gw2-secret-9876' },
-        app: { authToken: 'app-stored-token', email: 'a@example.com', password: 'app-password-1' },
-        mqtt: { user: 'mq', password: 'mqtt-password-1' },
-        http: { user: 'hu', password: 'http-password-1' },
-      });
+      const f = lendingFlow(sim, rec);
+      await helper.load([...ALL_NODES, ...f.core], f.nodes, f.credentials);
+      return f;
     }
     const unchanged = { clientId: 'demo', clientSecret: '__PWRD__', token: '__PWRD__' };
 
     it('a stored secret goes only to its deployed base URL and TLS setting: other URLs, types and ids are refused, nothing reaches the posted host', async function () {
-      await deployed();
-      const tries = {
-        'the same node, another URL': { id: 'gw', baseUrl: rec.url },
-        'another gateway node, another URL': { id: 'gw2', baseUrl: rec.url },
-        'an iotgw-app node': { id: 'app', baseUrl: rec.url },
-        'a core mqtt-broker': { id: 'mqtt', baseUrl: rec.url },
-        'a core http request node': { id: 'http', baseUrl: rec.url },
-        'a node not deployed': { id: 'nope', baseUrl: rec.url },
-        'the deployed URL with another TLS setting': { id: 'gw', baseUrl: sim.url, tls: 'tls1' },
-      };
-      for (const [what, body] of Object.entries(tries)) {
+      const { secrets } = await deployed();
+      for (const [what, body] of Object.entries(borrowTries(rec, 'gw', sim.url))) {
         const r = await test({ apiVersion: '1.0', ...body, credentials: unchanged });
         assert.equal(r.ok, false, what);
         assert.equal(r.code, 'BAD_INPUT', `${what}: ${r.message}`);
         assert.match(r.message, /^credentials\.clientSecret: left as it is, but .*type the secret again/, what);
-        assert.deepEqual(SECRETS.filter((x) => r.message.includes(x)), [], what);
+        assert.deepEqual(secrets.filter((x) => r.message.includes(x)), [], what);
       }
       assert.match((await test({ id: 'gw', baseUrl: rec.url, credentials: unchanged })).message, /the base URL is not the deployed one/);
       assert.match((await test({ id: 'mqtt', baseUrl: rec.url, credentials: unchanged })).message, /no deployed iotgw-gateway node with this id/);
