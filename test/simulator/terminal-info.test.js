@@ -113,6 +113,27 @@ describe('the simulator: info/* (inventory, one terminal, service, broadcast, su
     }
   });
 
+  it('a terminal added by hand joins the inventory in PrimeID order and the updates feed', async function () {
+    sim = await startSimulator({ terminal: { ...NO_LIMITS, acceptUnknownTerminals: true }, fleet: { size: 1500 } });
+    const added = await fetch(`${sim.url}/_sim/terminals`, { method: 'POST', body: JSON.stringify({ terminals: [{ id: '05000001SKYC001', family: 'OGx' }, { id: '01000000SKY0000' }] }) });
+    assert.equal(added.status, 200);
+    // And an unknown destination accepted as a terminal.
+    const sent = await fetch(`${sim.url}/api/v1.0/terminal/mode`, { method: 'POST', headers: { ...DEMO, 'content-type': 'application/json' }, body: JSON.stringify([{ DestinationID: '01000777SKY0777', Mode: 0 }]) });
+    assert.equal((await sent.json()).Submissions[0].ErrorID, 0);
+    const { sizes, all } = await walk(sim, 1000);
+    assert.deepEqual(sizes, [1000, 503, 0]);
+    const ids = all.map((t) => t.PrimeID);
+    assert.deepEqual(ids, [...ids].sort());
+    assert.equal(ids[0], '01000000SKY0000');
+    assert.equal(ids[ids.length - 1], '05000001SKYC001');
+    assert.ok(ids.includes('01000777SKY0777'));
+    const one = (await get(sim, 'info/terminal?PrimeID=05000001SKYC001')).body.Terminal;
+    assert.equal(one.LastSatelliteNetwork, 1);
+    assert.equal(one.IsRegistered, 1);
+    const u = (await get(sim, `info/terminal_updates?FromUTC=${encodeURIComponent(one.UpdateUTC)}`)).body.Terminals.map((t) => t.PrimeID);
+    assert.ok(u.includes('05000001SKYC001') && u.includes('01000000SKY0000'));
+  });
+
   it('serves a 100,000-terminal fleet page by page (each terminal once, an empty page at the end)', async function () {
     sim = await startSimulator({ terminal: NO_LIMITS, fleet: { size: 100_000 } });
     const { sizes, all } = await walk(sim, 1000);
