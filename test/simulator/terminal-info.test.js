@@ -53,6 +53,13 @@ describe('the simulator: info/* (inventory, one terminal, service, broadcast, su
     assert.deepEqual(r.body.Terminals.map((t) => t.PrimeID), [ids[10], ids[11]]);
     // Without PageSize: 1000.
     assert.equal((await get(sim, 'info/terminals')).body.Terminals.length, 1000);
+    // The end of the list as the option says: an empty page (default), Terminals null, or none.
+    const last = ids[ids.length - 1];
+    assert.deepEqual((await get(sim, `info/terminals?SinceID=${last}`)).body, { ErrorID: 0, Terminals: [] });
+    sim.terminal.configure({ inventoryEnd: 'null' });
+    assert.deepEqual((await get(sim, `info/terminals?SinceID=${last}`)).body, { ErrorID: 0, Terminals: null });
+    sim.terminal.configure({ inventoryEnd: 'missing' });
+    assert.deepEqual((await get(sim, `info/terminals?SinceID=${last}`)).body, { ErrorID: 0 });
   });
 
   it('a fleet that looks real: both networks, several regions and modes, some never registered, int64 registration IDs', async function () {
