@@ -183,6 +183,12 @@ describe('the simulator: info/* (inventory, one terminal, service, broadcast, su
     const s = (await get(sim, 'info/subaccount/list')).body;
     assert.deepEqual(s, { ErrorID: 0, Subaccounts: [{ AccountID: 10002, AccountName: 'sub' }] });
     assert.equal((await get(sim, 'info/subaccount/list', SUB)).status, 403);
+    // Whether an account is a super account is per account.
+    const off = await fetch(`${sim.url}/_sim/account`, { method: 'POST', body: JSON.stringify({ clientId: 'demo', superAccount: false }) });
+    assert.equal(off.status, 200);
+    assert.equal((await get(sim, 'info/subaccount/list')).status, 403);
+    assert.equal((await get(sim, 'get/subaccounts/re_messages?FromUTC=2020-01-01%2000:00:00')).status, 403);
+    await fetch(`${sim.url}/_sim/account`, { method: 'POST', body: JSON.stringify({ clientId: 'demo', superAccount: true }) });
     sim.terminal.configure({ infoForm: 'predecessor' });
     assert.ok(Array.isArray((await get(sim, 'info/broadcast')).body.BroadcastInfos));
     assert.deepEqual((await get(sim, 'info/subaccount/list')).body.Subaccounts, [{ AccountID: '10002', Name: 'sub' }]);
