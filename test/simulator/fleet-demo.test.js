@@ -6,10 +6,9 @@
  * command-line switches.
  */
 const assert = require('node:assert/strict');
-const path = require('node:path');
-const { spawn } = require('node:child_process');
 const { startSimulator } = require('../../dist/simulator');
 const { demoText, load } = require('../helpers/codec');
+const { spawnSimulator } = require('../helpers/sim-cli');
 
 const H = { authorization: 'Bearer demo-token' };
 const utc = (ms) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
@@ -89,17 +88,8 @@ describe('the simulator: a living fleet (positions that move, terminals that cha
   });
 
   it('the command line sizes the fleet and sets the rounds (--fleet-size, --fleet-every)', async function () {
-    const cli = spawn(process.execPath, [path.join(__dirname, '..', '..', 'dist', 'simulator', 'cli.js'), '--port', '0', '--no-limits', '--reports-every', '0', '--fleet-size', '1200', '--fleet-every', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { cli, url } = await spawnSimulator(['--port', '0', '--no-limits', '--reports-every', '0', '--fleet-size', '1200', '--fleet-every', '1']);
     try {
-      const url = await new Promise((resolve, reject) => {
-        let out = '';
-        cli.stdout.on('data', (d) => {
-          out += d;
-          const m = /gateway base URL: (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-          if (m) resolve(m[1]);
-        });
-        cli.on('exit', (code) => reject(new Error(`exited ${code}`)));
-      });
       const since = utc(Date.now() - 1000);
       const pages = [];
       let sinceId = '';
