@@ -37,11 +37,12 @@ describe('the simulator: a living fleet (positions that move, terminals that cha
     const defs = load(demoText(), 'demo.idpmsg');
     const inventory = new Map((await get(sim.url, 'info/terminals?PageSize=500')).Terminals.map((t) => [t.PrimeID, t]));
     const tracks = new Map();
+    const accounts = new Set();
     const end = Date.now() + 30_000;
     while (Date.now() < end && !([...tracks.values()].filter((t) => t.length >= 3).length >= 6)) {
       await new Promise((r) => setTimeout(r, 200));
       tracks.clear();
-      for (const m of (await get(sim.url, `get/re_messages?FromUTC=${encodeURIComponent(since)}`)).Messages) {
+      for (const m of (await get(sim.url, `get/subaccounts/re_messages?FromUTC=${encodeURIComponent(since)}`)).Messages) {
         assert.equal(m.SIN, 255);
         assert.ok(!('Payload' in m), 'RawPayload only: decode it with the definitions');
         const d = defs.decode(Buffer.from(m.RawPayload, 'base64'), 'return');
@@ -49,6 +50,7 @@ describe('the simulator: a living fleet (positions that move, terminals that cha
         const t = inventory.get(m.MobileID);
         assert.ok(t && t.IsRegistered === 1, 'a registered terminal of the inventory');
         assert.equal(m.RegionName, t.LastRegionName);
+        accounts.add(m.AccountID);
         const pos = { lat: d.fields.latitude / 60000, lon: d.fields.longitude / 60000 };
         assert.ok(Math.abs(pos.lat) <= 90 && Math.abs(pos.lon) <= 180);
         if (!tracks.has(m.MobileID)) tracks.set(m.MobileID, []);
@@ -61,6 +63,7 @@ describe('the simulator: a living fleet (positions that move, terminals that cha
       assert.ok(t.some((p, i) => i > 0 && km(t[i - 1], p) > 0.001), `${id} moved`);
       for (let i = 1; i < t.length; i++) assert.ok(km(t[i - 1], t[i]) < 50, `${id}: no jump (${km(t[i - 1], t[i])} km)`);
     }
+    assert.ok(accounts.has('demo'));
     assert.deepEqual(new Set(sim.terminal.demo.positions().map((p) => p.PrimeID)), new Set(full.map(([id]) => id)));
   });
 
