@@ -13,6 +13,8 @@ import { TerminalGateway, type TerminalOptions } from './terminal';
 import { parseJson } from '../lib/common/int64';
 import { AREAS } from './areas';
 import type { MobileOptions } from './messages';
+import type { FleetOptions } from './terminal-fleet';
+import type { FleetDemoOptions } from './fleet-demo';
 
 export interface SimulatorOptions {
   port?: number;
@@ -20,6 +22,10 @@ export interface SimulatorOptions {
   terminal?: Partial<TerminalOptions>;
   /** From-mobile and general messages (messages.ts); `reportEveryMs` > 0 makes terminals report. */
   messages?: Partial<MobileOptions>;
+  /** The fleet of the inventory (terminal-fleet.ts): size (default 3,000), seed, shares. */
+  fleet?: Partial<FleetOptions>;
+  /** The living fleet (fleet-demo.ts): `everyMs` > 0 makes a few terminals report moving positions and change. */
+  demo?: Partial<FleetDemoOptions>;
   /** Extra reply latency in ms for every call. */
   latencyMs?: number;
 }
@@ -41,9 +47,10 @@ export class Simulator {
   readonly areas: Record<string, SimArea> = {};
 
   constructor(readonly options: SimulatorOptions & Record<string, unknown> = {}) {
-    this.terminal = new TerminalGateway(options.terminal);
+    this.terminal = new TerminalGateway(options.terminal, options.fleet);
     this.server.latencyMs = options.latencyMs ?? 0;
     if (options.messages) this.terminal.mobile.configure(options.messages);
+    if (options.demo) this.terminal.demo.configure(options.demo);
     this.terminal.mount(this.server);
     this.server.actions.expireTokens = () => this.terminal.expireTokens();
     for (const f of AREAS) {
@@ -147,3 +154,5 @@ export async function startSimulator(options: SimulatorOptions & Record<string, 
 
 export { SimServer, FAULT_KINDS, INT64_EDGE_IDS, faultFromJson } from './server';
 export { TerminalGateway, STATE, ERRORS, formatUtc, parseUtc } from './terminal';
+export { Fleet, terminalInfo, DEFAULT_FLEET_OPTIONS, REGIONS, type FleetOptions, type FleetState, type TerminalInfo } from './terminal-fleet';
+export { DEFAULT_FLEET_DEMO, type FleetDemoOptions, type MoverPosition } from './fleet-demo';
