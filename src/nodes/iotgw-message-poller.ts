@@ -36,7 +36,8 @@ import { MalformedMessage, isBase64, type FromMobileMessage, type FeedMessage } 
 import { decodeFields } from '../lib/api/cmf';
 import { isDefinitions, isGateway } from '../lib/node-red/guards';
 import { toCmf, type Definitions } from '../lib/codec';
-import { toGatewayError } from '../lib/common/errors';
+import { badInput, toGatewayError } from '../lib/common/errors';
+import { markSettingError } from '../lib/common/setting-error';
 import { wellFormed } from '../lib/node-red/poller-records';
 
 export interface MessagePollerConfig extends NodeDef, PollerSettings {
@@ -159,7 +160,12 @@ function sendMessages(node: Node, out: Decorated[], batchMode: boolean, info: { 
 }
 
 function startMessagePoller(RED: NodeAPI, node: Node, config: MessagePollerConfig, tp: ReturnType<typeof pollerTexts>): void {
-  const gw = useConfigNode(RED, node, config.gateway, isGateway, 'gateway', 'iotgw-gateway');
+  const accounts = config.accounts ?? 'own';
+  // A setting the node does not know stops it at deploy (red status, one error), as a broken config node does.
+  const gw =
+    accounts === 'own' || accounts === 'all' || (accounts as string) === ''
+      ? useConfigNode(RED, node, config.gateway, isGateway, 'gateway', 'iotgw-gateway')
+      : markSettingError(badInput('accounts', `must be "own" or "all", not ${JSON.stringify(String(accounts)).slice(0, 40)}`));
   const sins = listSetting(config.sinFilter);
   const mobiles = listSetting(config.mobileFilter);
   const includeRaw = config.includeRaw !== false;
@@ -167,7 +173,7 @@ function startMessagePoller(RED: NodeAPI, node: Node, config: MessagePollerConfi
   const keep = (m: FromMobileMessage): boolean =>
     (!sins || sins.has(String(m.SIN ?? m.Payload?.SIN ?? ''))) && (!mobiles || mobiles.has(String(m.MobileID ?? '').trim().toLowerCase()));
   const { decorate } = new Decorator(RED, node, config.definitions);
-  const allAccounts = config.accounts === 'all';
+  const allAccounts = accounts === 'all';
   const words = { where: `GET ${allAccounts ? 'get/subaccounts/re_messages' : 'get/re_messages'}`, what: 'a from-mobile message', topic: 'fromMobileMessages' };
   runPollerNode<FeedMessage>({
     RED,

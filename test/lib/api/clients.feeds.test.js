@@ -96,4 +96,21 @@ describe('TerminalClient feeds: the nodes\' reply guarantees, and terminal updat
     assert.equal(page.malformed.length, 1);
     assert.equal(page.malformed[0].raw.PrimeID, 7);
   });
+
+  it('messages with accounts "all": the subaccounts\' too, with AccountID; 403 for an account that is not a super account; a bad value is BAD_INPUT', async function () {
+    let i = 0;
+    while (sim.terminal.fleet.at(i).account !== 'sub') i++;
+    sim.terminal.mobile.seed({ count: 3, perSecond: 3, startSec: nowSec() - 30, mobileId: '01000001SKYA001' });
+    sim.terminal.mobile.seed({ count: 2, perSecond: 2, startSec: nowSec() - 30, mobileId: sim.terminal.fleet.primeId(i) });
+    const all = await client.messages(from(), { accounts: 'all' });
+    assert.deepEqual(all.records.map((m) => m.AccountID).sort(), ['demo', 'demo', 'demo', 'sub', 'sub']);
+    assert.equal((await client.messages(from())).records.length, 3);
+    await refused(client.messages(from(), { accounts: 'every' }), 'BAD_INPUT', /accounts/);
+    const sub = new TerminalClient({ baseUrl: sim.url, clientId: 'sub', clientSecret: 'sub-secret', rateLimitCalls: 0, timeoutMs: 10000 });
+    try {
+      await refused(sub.messages(from(), { accounts: 'all' }), 'FORBIDDEN', /not a super account/);
+    } finally {
+      await sub.close();
+    }
+  });
 });
