@@ -7,7 +7,7 @@
  * catchable FORBIDDEN that says what to do, and a red status.
  */
 const assert = require('node:assert/strict');
-const { simulatorPerTest, helper, load, until, collect, nodeFlow, messagePollerNode } = require('../helpers/harness');
+const { simulatorPerTest, logged, load, until, collect, nodeFlow, messagePollerNode } = require('../helpers/harness');
 
 const nowSec = () => Math.floor(Date.now() / 1000);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -76,12 +76,7 @@ describe('iotgw-message-poller accounts: own or all', function () {
 
   it('an accounts value the node does not know stops it at deploy (one error naming accounts), nothing is requested', async function () {
     await load(nodeFlow(sim, messagePollerNode({ autoStart: true, intervalSeconds: 1, accounts: 'every' })));
-    const errors = () =>
-      helper
-        .log()
-        .args.map((a) => a[0])
-        .filter((e) => e && e.level === 20 && e.id === 'poller')
-        .map((e) => String(e.msg));
+    const errors = () => logged('poller');
     await until(() => errors().length >= 1, 5000, 'the error');
     await sleep(1500);
     assert.match(errors()[0], /accounts: must be "own" or "all"/);

@@ -7,7 +7,7 @@
  * the control input and a bad feed name.
  */
 const assert = require('node:assert/strict');
-const { simulatorPerTest, helper, load, until, collect, nodeFlow, stopRuntime, recordWarnings } = require('../helpers/harness');
+const { simulatorPerTest, helper, logged, load, until, collect, nodeFlow, stopRuntime, recordWarnings } = require('../helpers/harness');
 
 const fs = require('node:fs');
 const os = require('node:os');
@@ -174,12 +174,7 @@ describe('iotgw-terminal-updates against the simulator', function () {
 
   it('a feed name with a space is refused at start (one error naming feedName), nothing is requested', async function () {
     await load(nodeFlow(sim, updatesNode({ feedName: 'my feed', autoStart: true, intervalSeconds: 1 })));
-    const errors = () =>
-      helper
-        .log()
-        .args.map((a) => a[0])
-        .filter((e) => e && e.level === 20 && e.id === 'tu')
-        .map((e) => String(e.msg));
+    const errors = () => logged('tu');
     await until(() => errors().length >= 1, 5000, 'the error');
     await sleep(1500);
     assert.match(errors()[0], /feedName "my feed"/);
