@@ -70,4 +70,24 @@ describeRedis('terminal updates fleet: two Node-RED instances, one account, Redi
     assert.equal(all.length, FLEET, `each update once in all (${all.length} msgs)`);
     assert.equal(byB.length, 0, 'B stood by: the same shared feed');
   });
+
+  it('two pollers of one Node-RED naming the same feed: one is refused (an error naming the other), the other emits each update once', async function () {
+    const prefix = `tuclash${Date.now()}:`;
+    const file = run.fleet.recordsFile;
+    const one = (id, out) => ({ id, z: 'tab1', type: 'iotgw-terminal-updates', gateway: 'gw1', intervalSeconds: 1, startFrom: '-31d', output: 'record', contextStore: '', autoStart: true, fullAt: 500, feedName: 'same', wires: [[out]] });
+    const f = fleetFlows(run.sim, { url: ctx.server.url, keyPrefix: prefix }, [
+      one('tuA', 'appendA'),
+      one('tuB', 'appendB'),
+      appendNode('appendA', "'A U ' + msg.topic + '|' + msg.payload.UpdateUTC.replace(' ', 'T')"),
+      appendNode('appendB', "'B U ' + msg.topic + '|' + msg.payload.UpdateUTC.replace(' ', 'T')"),
+    ]);
+    const red = await run.fleet.start('A');
+    await red.deploy(f);
+    const all = await drained(() => new Set(updates(file).map((r) => r.value)).size >= FLEET, () => updates(file), { ms: 120000, what: 'every update' });
+    assert.equal(all.length, FLEET, 'each update once');
+    const emitter = all[0].tag;
+    assert.ok(all.every((r) => r.tag === emitter), 'one node emitted');
+    const other = emitter === 'A' ? 'tuB' : 'tuA';
+    assert.match(red.output, new RegExp(`${other}.*the feed terminal-updates-same is already read by node tu${emitter}`), 'the other is refused, with one error naming the node that reads the feed');
+  });
 });

@@ -144,7 +144,7 @@ class FeedPoller<R> implements PollerControl, PollerView {
     this.feed = `${o.feedKind}-${this.place.sharedLease && typeof named === 'string' && named ? named : node.id}`;
     const clash = named instanceof GatewayError ? named : this.claimFeed();
     this.reader = clash instanceof GatewayError ? clash : this.makeReader(Math.round(numberSetting(config.fullAt, 500, 1, 1_000_000)));
-    this.place.sharedLease?.on('state', this.onLeaseState);
+    if (this.claimed) this.place.sharedLease?.on('state', this.onLeaseState);
     this.reporter = { figures: (now) => pollerFigures(node, this, this.lastMinute, now) };
     this.watch?.feeds.add(this.reporter);
     this.input = pollerControl(RED, node, this, () => (this.lastFailure ? undefined : markStatus(RED, tp, this)));
@@ -366,8 +366,9 @@ class FeedPoller<R> implements PollerControl, PollerView {
     await this.current?.catch(() => {});
     if (removed) await this.place.removeMark(this.feed);
     const lease = this.place.sharedLease;
-    if (lease && this.claimed) FEEDS_IN_USE.get(lease)?.delete(this.feed);
-    if (lease) {
+    // A poller refused for a feed another node of this runtime reads leaves that feed alone.
+    if (lease && this.claimed) {
+      FEEDS_IN_USE.get(lease)?.delete(this.feed);
       lease.off('state', this.onLeaseState);
       // A clean stop hands the feed over at once (the mark is written: nothing repeats).
       await lease.release(this.feed);
