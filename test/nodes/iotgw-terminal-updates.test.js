@@ -113,12 +113,23 @@ describe('iotgw-terminal-updates against the simulator', function () {
       helper.settings({});
       fs.rmSync(userDir, { recursive: true, force: true });
     };
+    // The second request waits until the runtime has stopped: the stop is surely mid-drain.
+    const route = sim.server.routes.find((r) => r.name === 'terminal/terminal-updates');
+    const real = route.handler;
+    let release;
+    const gate = new Promise((r) => (release = r));
+    let n2 = 0;
+    route.handler = async (req) => {
+      if (++n2 === 2) await gate;
+      return real(req);
+    };
     const flow = () => nodeFlow(sim, updatesNode());
     let n = await load(flow());
     const first = collect(n.get('out'));
     n.get('tu').receive({ payload: 'poll' });
-    await until(() => first.length >= 500, 10000, 'the first reply');
+    await until(() => first.length >= 500 && n2 >= 2, 10000, 'the first reply');
     await stopRuntime();
+    release();
     const seen = first.length;
     assert.ok(seen < FLEET, `stopped mid-drain (${seen})`);
     n = await load(flow());
