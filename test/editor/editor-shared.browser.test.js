@@ -117,4 +117,40 @@ describe('shared editor code (resources/iotgw-editor.js)', function () {
       for (const m of markers) assert.match(html, new RegExp(`\\b${m}: \\{`), `${f}: row ${m} is not a property in defaults`);
     }
   });
+
+  it('IOTGW.poller: the polling block expands once into its rows, with the type\'s texts; its defaults, checks, labels', function () {
+    const tpl = ['<div class="form-row" data-iotgw-row="gateway server"></div>', '<div data-iotgw-poller></div>', '<div class="form-row" data-iotgw-row="name tag"></div>'].join('\n');
+    const { IOTGW: I, els } = load({ 'iotgw-p': tpl });
+    I.rows('iotgw-p');
+    const text = els['iotgw-p'].textContent;
+    for (const k of ['gateway', 'intervalSeconds', 'startFrom', 'output', 'contextStore', 'fullAt', 'autoStart', 'feedName', 'name']) assert.ok(text.includes(`id="node-input-${k}"`), `the field ${k}`);
+    assert.ok(text.includes('id="node-input-store-missing"') && text.includes('data-i18n="iotgw-p.tip.feedName"') && text.includes('data-i18n="iotgw-p.output.batch"'));
+    assert.ok(!/data-iotgw-|TYPE\./.test(text), 'every marker expanded');
+    I.rows('iotgw-p');
+    assert.equal(els['iotgw-p'].textContent, text, 'a second call changes nothing');
+    const d = I.poller.defaults('iotgw-p');
+    assert.deepEqual(Object.keys(d), ['intervalSeconds', 'startFrom', 'output', 'contextStore', 'autoStart', 'fullAt', 'feedName']);
+    assert.deepEqual([d.intervalSeconds.value, d.output.value, d.fullAt.value, d.autoStart.value, d.feedName.value], [60, 'record', 500, true, '']);
+    assert.equal(d.intervalSeconds.validate.call(node, '0'), 'msg:iotgw-p.errors.interval');
+    assert.equal(d.startFrom.validate.call(node, '2026-13-45 99:00:00'), 'msg:iotgw-p.errors.startFrom');
+    assert.equal(d.output.validate.call(node, 'stream'), 'msg:iotgw-p.errors.output');
+    for (const ok of ['', 'fleet-updates', 'site.1:feed_2', '${FEED}']) assert.equal(d.feedName.validate.call(node, ok), true, `feedName ${ok}`);
+    for (const bad of ['my feed', 'a{b}', 'x'.repeat(101)]) assert.equal(d.feedName.validate.call(node, bad), 'msg:iotgw-p.errors.feedName', `feedName ${bad}`);
+    const e = I.poller.editor('iotgw-p');
+    assert.equal(e.inputLabels.call(node), 'msg:iotgw-p.label.input');
+    assert.equal(e.outputLabels.call({ ...node, output: 'batch' }), 'msg:iotgw-p.output.batch');
+    assert.equal(e.label.call({ ...node, name: '' }), 'msg:iotgw-p.label.node');
+  });
+
+  it('every poller dialog names each polling setting in its literal defaults, taking its value from IOTGW.poller', function () {
+    const dir = path.join(__dirname, '..', '..', 'nodes');
+    const keys = Object.keys(IOTGW.poller.defaults('x'));
+    const pollers = fs.readdirSync(dir).filter((n) => n.endsWith('.html') && fs.readFileSync(path.join(dir, n), 'utf8').includes('<div data-iotgw-poller></div>'));
+    assert.deepEqual(pollers.sort(), ['iotgw-message-poller.html', 'iotgw-status-poller.html', 'iotgw-terminal-updates.html']);
+    for (const f of pollers) {
+      const html = fs.readFileSync(path.join(dir, f), 'utf8');
+      for (const k of keys) assert.ok(html.includes(`${k}: P.${k}`), `${f}: ${k}`);
+      assert.ok(html.includes('...IOTGW.poller.editor(T)'), `${f}: labels and the store select`);
+    }
+  });
 });

@@ -183,4 +183,13 @@ function recordWarnings(node) {
   return warns;
 }
 
-module.exports = { loadExample, recordWarnings, recordStatuses, simulatorPerTest, useRuntime, helper, startSimulator, gatewayNode, modeNode, sendMessageNode, messagePollerNode, nodeFlow, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };
+/** What the runtime logged for node `id` at `level` (20 error, 30 warn), as texts. */
+function logged(id, level = 20) {
+  return helper
+    .log()
+    .args.map((a) => a[0])
+    .filter((e) => e && e.level === level && e.id === id)
+    .map((e) => String(e.msg));
+}
+
+module.exports = { logged, loadExample, recordWarnings, recordStatuses, simulatorPerTest, useRuntime, helper, startSimulator, gatewayNode, modeNode, sendMessageNode, messagePollerNode, nodeFlow, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };
