@@ -3,7 +3,6 @@
  * fields are kept, ints may be exact decimal strings above 2^53) but wrong types are
  * refused as BAD_RESPONSE. The schemas are built at their first use (common/schema).
  */
-import { createHash } from 'node:crypto';
 import { GatewayError, quote } from '../common/errors';
 import { int64Out as int64Value } from '../common/int64';
 import { built, schema, type Infer, type SchemaOf } from '../common/schema';
