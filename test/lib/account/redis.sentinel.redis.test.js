@@ -97,6 +97,22 @@ const { RedisConnection, AccountKeys, RedisFeedLease, RedisMarkStore } = require
     assert.equal(c.master(), `127.0.0.1:${set.masterPort()}`);
   });
 
+  it('an ACL user without ROLE (+@all -role): the writes wait for a replica as before, no NOPERM surfaces', async function () {
+    for (const sv of set.servers) if (sv.proc) cli(sv.port, 'acl', 'setuser', 'norole', 'on', '>norole-pw', '~*', '&*', '+@all', '-role');
+    const c = new RedisConnection({ url: 'redis://127.0.0.1:6379/0', mode: 'sentinel', sentinels: set.sentinels.map((s) => ({ host: '127.0.0.1', port: s.port })), masterName: 'mymaster', keyPrefix: 'seam:', username: 'norole', password: 'norole-pw' });
+    c.on('failure', () => {});
+    conns.push(c);
+    await waitFor(() => atMaster(c), 30000, 'the connection to be ready');
+    const marks = new RedisMarkStore(c, keys, { timeoutMs: 10000 });
+    const l = new RedisFeedLease(c, keys, { leaseMs: 3000, instanceId: 'norole' });
+    leases.push(l);
+    const f = await l.acquire('acl-feed');
+    const m = { fromUtc: '2026-11-26 09:00:00', seen: ['1'], generation: 0 };
+    await marks.save('acl-feed', m, f);
+    assert.deepEqual(await marks.load('acl-feed'), m);
+    await l.release('acl-feed');
+  });
+
   // Last: it leaves the set with one node, then two again.
   it('a failover that leaves no replica (the old master stays dead): writes acknowledged by the master alone, told once; a replica that joins must acknowledge again (issue 34)', async function () {
     const c = connect();

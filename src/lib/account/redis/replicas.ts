@@ -27,7 +27,8 @@ export interface AckConnection {
 
 interface Reply {
   first: unknown;
-  replicas: number | undefined;
+  /** Online replicas; undefined: the node is no master; null: ROLE refused (an ACL without @admin), so unknown. */
+  replicas: number | undefined | null;
   acks: number;
 }
 
@@ -47,7 +48,8 @@ export class ReplicaAcks {
     const r = await conn.run(what, (c) => this.exchange(c, key, ask, read), { timeoutMs });
     if (r.replicas === undefined) throw this.unacknowledged(what, 'the node answering is no master (any more)');
     if (this.known.size > 64) this.known.clear();
-    this.known.set(master, r.replicas);
+    // Unknown (ROLE refused): a replica's acknowledgement is needed, as before issue 34.
+    this.known.set(master, r.replicas ?? 1);
     if (r.replicas === 0) {
       if (!this.alone.has(master)) {
         this.alone.add(master);
@@ -70,7 +72,8 @@ export class ReplicaAcks {
       );
       if (acks >= 1) return r.first as T;
     }
-    throw this.unacknowledged(what, `no replica acknowledged the write within ${conn.replicaAckMs} ms`);
+    const acl = r.replicas === null ? ' (the ACL refuses ROLE, so a master without replicas cannot be told: allow +role)' : '';
+    throw this.unacknowledged(what, `no replica acknowledged the write within ${conn.replicaAckMs} ms${acl}`);
   }
 
   /** One round trip: the read (or a keyed command: it routes the pipeline to the key's master), ROLE, WAIT `ask`. */
@@ -82,9 +85,10 @@ export class ReplicaAcks {
     p.wait(ask, this.conn.replicaAckMs);
     const res = (await p.exec()) ?? [];
     const role = res[res.length - 2];
-    const replicas = role && !role[0] ? onlineReplicas(role[1], 'ROLE') : undefined;
+    const refused = !!role?.[0] && /^NOPERM/.test(role[0].message);
+    const replicas = refused ? null : role && !role[0] ? onlineReplicas(role[1], 'ROLE') : undefined;
     if (replicas === undefined && role && !role[0]) return { first: undefined, replicas, acks: 0 };
-    for (const [err] of res) if (err) throw err;
+    for (const [err] of res.filter((_, i) => !(refused && i === res.length - 2))) if (err) throw err;
     return { first: res[0]?.[1], replicas, acks: int(res[res.length - 1]?.[1], 'WAIT') };
   }
 
