@@ -125,8 +125,14 @@ function watchConnection(node: RedisConfigNode, label: string, conn: RedisConnec
     if (warned) node.log(`${label}: Redis at ${conn.address} is reachable again${master}`);
     warned = false;
   });
-  // A reply past the bound (not our Redis, or a broken one): one warning per connection object.
+  // A reply past the bound or of the wrong type (not our Redis, or a broken one): one warning per connection object.
   conn.on('oversize', (err: Error) => node.warn(`${label}: ${err.message}`));
+  conn.on('misbehaved', (err: Error) => node.warn(`${label}: ${err.message}`));
+  // After a failover that left no replica: writes are acknowledged by the master alone until one joins.
+  conn.on('alone', (master: string) =>
+    node.warn(`${label}: the Redis master ${master} has no replica online; writes are acknowledged by the master alone until one joins (a failover meanwhile may lose the last writes)`),
+  );
+  conn.on('replicated', (master: string) => node.log(`${label}: a replica of the Redis master ${master} acknowledges writes again`));
 }
 
 /** The connection, as the settings and credentials say (opened with the first user). */

@@ -311,6 +311,88 @@ class ClusterSet {
   }
 }
 
+/**
+ * A fake Redis on a free loopback port, for a hostile peer: it parses each command (RESP
+ * arrays of bulk strings, as clients send them) and calls `answer(args, sock, stats)` with
+ * the words as strings; `answer` writes the reply (default `+OK` to everything). `stats`:
+ * connections, commands (count), perCommand (by upper-case name), sentBytes (what
+ * `streamBulk` wrote). `close()` ends it and every connection.
+ */
+function fakeRedis(answer = (args, sock) => sock.write('+OK\r\n')) {
+  const stats = { connections: 0, commands: 0, perCommand: {}, sentBytes: 0 };
+  const socks = new Set();
+  const server = net.createServer((sock) => {
+    stats.connections++;
+    socks.add(sock);
+    sock.on('close', () => socks.delete(sock));
+    sock.on('error', () => {});
+    let buf = Buffer.alloc(0);
+    sock.on('data', (d) => {
+      buf = Buffer.concat([buf, d]);
+      for (;;) {
+        const parsed = parseCommand(buf);
+        if (!parsed) return;
+        buf = buf.subarray(parsed.used);
+        stats.commands++;
+        const name = String(parsed.args[0] || '').toUpperCase();
+        stats.perCommand[name] = (stats.perCommand[name] || 0) + 1;
+        if (!sock.destroyed) answer(parsed.args, sock, stats);
+      }
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        port: server.address().port,
+        stats,
+        close: () => {
+          for (const s of socks) s.destroy();
+          return new Promise((r) => server.close(() => r()));
+        },
+      }),
+    ),
+  );
+}
+
+/** One RESP command (an array of bulk strings) at the start of `buf`: {args, used}, or undefined while incomplete. */
+function parseCommand(buf) {
+  const line = (at) => {
+    const nl = buf.indexOf('\r\n', at);
+    return nl < 0 ? undefined : { text: buf.toString('latin1', at, nl), next: nl + 2 };
+  };
+  const head = line(0);
+  if (!head) return undefined;
+  if (head.text[0] !== '*') return { args: head.text.split(' '), used: head.next }; // inline command
+  const n = Number(head.text.slice(1));
+  const args = [];
+  let at = head.next;
+  for (let i = 0; i < n; i++) {
+    const len = line(at);
+    if (!len) return undefined;
+    const size = Number(len.text.slice(1));
+    if (buf.length < len.next + size + 2) return undefined;
+    args.push(buf.toString('utf8', len.next, len.next + size));
+    at = len.next + size + 2;
+  }
+  return { args, used: at };
+}
+
+/** Writes a bulk string of `size` bytes to `sock`, streamed in 64 KiB chunks while the peer reads (stats.sentBytes counts it). */
+function streamBulk(sock, stats, size = 2_000_000_000) {
+  const chunk = Buffer.alloc(64 * 1024, 0x61);
+  sock.write(`$${size}\r\n`);
+  let left = size;
+  const pump = () => {
+    while (left > 0 && !sock.destroyed) {
+      const n = Math.min(left, chunk.length);
+      left -= n;
+      stats.sentBytes += n;
+      if (!sock.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void sock.once('drain', pump);
+    }
+  };
+  pump();
+}
+
 let bannerShown = false;
 
 /**
@@ -372,4 +454,4 @@ function accountsFlow(sim, { ids, redis, redisUrl, keyPrefix, timeoutSeconds }) 
   return nodes;
 }
 
-module.exports = { accountsFlow, RedisServer, SentinelSet, ClusterSet, describeRedis, findRedisServer, freePort, cli };
+module.exports = { accountsFlow, RedisServer, SentinelSet, ClusterSet, describeRedis, findRedisServer, freePort, cli, fakeRedis, streamBulk };

@@ -116,7 +116,7 @@ describeRedis('iotgw-redis faults (issue 25): keys, token binding, password, rep
     assert.ok(/Password field/.test(err.message) && !/s3cret/.test(err.message), err.message);
   });
 
-  it('a wrong Redis password is SHARED_STATE naming the refused login, fast, with back-off (no reconnect storm)', async function () {
+  it('a wrong Redis password is SHARED_STATE naming the refused login (not the timeout), with back-off (no reconnect storm)', async function () {
     const locked = new RedisServer(findRedisServer(), { args: ['--requirepass', 'the-right-one'] });
     await locked.start();
     try {
@@ -127,9 +127,9 @@ describeRedis('iotgw-redis faults (issue 25): keys, token binding, password, rep
       const err = await send('gw', ok, caught);
       const ms = Date.now() - t0;
       assert.equal(err.code, 'SHARED_STATE', err.message);
+      // The refusal, not the wait for the 5 s timeout (that one says "could not be reached within").
       assert.ok(/refused the login \((WRONGPASS|NOAUTH)/.test(err.message), err.message);
       assert.ok(!/a-wrong-one|the-right-one/.test(err.message), 'no password in the message');
-      assert.ok(ms < 4500, `not a wait for the 5 s timeout: ${ms} ms`);
       const conns = () => Number(/total_connections_received:(\d+)/.exec(cli(locked.port, '-a', 'the-right-one', '--no-auth-warning', 'info', 'stats'))[1]);
       const c0 = conns();
       await new Promise((r) => setTimeout(r, 8000));

@@ -1,16 +1,20 @@
 'use strict';
 /**
- * Issue 28 with real parts: a Sentinel set (one master, one replica, three
+ * Issues 28 and 34 with real parts: a Sentinel set (one master, one replica, three
  * `redis-server --sentinel`) started on loopback, three Node-RED runtimes (child processes)
  * on one gateway account in sentinel mode, draining 10,000 status records from the
- * simulator while the master is SIGKILLed mid-drain (then started again: it rejoins as a
- * replica, so writes can be acknowledged again). Every record emitted, at most one reply
- * (500) repeated, never two pollers emitting at once (a trace of who emitted what, when),
- * 0 x 429 at the simulator.
+ * simulator while the master is SIGKILLed mid-drain and left dead: the promoted replica has
+ * no replica left, and the feed goes on (writes acknowledged by the master alone, one
+ * warning per instance). Every record emitted, at most one reply (500) repeated, never two
+ * pollers emitting at once (a trace of who emitted what, when), the first record after the
+ * kill within the contract's 15 s (nodes.md), 0 x 429 at the simulator.
+ *
+ * The kill lands mid-drain by arrangement: once 30% is in, the master's writes are paused
+ * (CLIENT PAUSE WRITE: no mark can be written, so the drain cannot end), then it is killed.
  */
 const assert = require('node:assert/strict');
 const { waitFor, drained, backlogMissing, recordLines, statusPoller, appendNode, fleetPerTest, fleetFlows } = require('../helpers/child-red');
-const { SentinelSet, findRedisServer } = require('../helpers/redis');
+const { SentinelSet, findRedisServer, cli } = require('../helpers/redis');
 
 const BACKLOG = 10000;
 const REPLY = 500;
@@ -58,7 +62,7 @@ function runs(trace) {
   });
   const run = fleetPerTest('iotgw-sentinel-', (sim) => sim.terminal.seedBacklog(BACKLOG));
 
-  it('SIGKILL of the master mid-drain: every record once (at most one reply again), never two pollers at once, 0 x 429', async function () {
+  it('SIGKILL of the master mid-drain, left dead (no replica left): the feed goes on; every record once (at most one reply again), never two pollers at once, 0 x 429', async function () {
     const { sim, fleet } = run;
     const file = fleet.recordsFile;
     reds = [];
@@ -68,13 +72,19 @@ function runs(trace) {
       reds.push(red);
     }
     await waitFor(() => read(file).length >= BACKLOG * 0.3, 90000, '30% of the backlog');
-    const atKill = read(file).length;
     const oldMaster = set.masterPort();
-    const { dead, failoverMs } = await set.killMaster();
-    // The master the sentinels promoted (under load they may fail back later, once the old one rejoined).
+    // Mid-drain by arrangement: no write passes the paused master, so the drain waits for the kill.
+    cli(oldMaster, 'client', 'pause', '60000', 'WRITE');
+    const atKill = new Set(read(file).map((r) => r.id)).size;
+    const linesAtKill = read(file).length;
+    const tKill = Date.now();
+    const { failoverMs } = await set.killMaster();
     const promoted = set.masterPort();
-    // With its one replica promoted, no write can be acknowledged until a replica is back.
-    await set.rejoin(dead);
+    // The contract: the feed goes on within 15 s of the master's death, with the old master dead.
+    // Reads pass the paused master, so the holder may emit the one reply in flight (its mark
+    // write waits): the feed has gone on once more than that reply is in.
+    await waitFor(() => read(file).length > linesAtKill + REPLY, Math.max(0, 15000 - (Date.now() - tKill)), 'the feed to go on after the kill (contract: within 15 s)');
+    const takeoverS = (Date.now() - tKill) / 1000;
     const trace = await drained(() => new Set(read(file).map((r) => r.id)).size >= BACKLOG, () => read(file), { ms: 120000, what: 'the backlog to drain' });
     const ids = new Set(trace.map((r) => r.id));
     const missing = backlogMissing(ids, BACKLOG);
@@ -86,9 +96,10 @@ function runs(trace) {
     const logs = reds.map((red) => red.output);
     if (process.env.IOTGW_DEBUG) for (const o of logs) console.log(o.split('\n').filter((l) => /iotgw-redis|standby|shared/i.test(l)).join('\n'));
     const warnings = logs.map((o) => (o.match(/cannot be reached/g) || []).length);
+    const aloneWarnings = logs.map((o) => (o.match(/has no replica online/g) || []).length);
     // What the dialog (and the account figures) show: the master now.
     const masters = await Promise.all(reds.map(async (red) => (await (await fetch(`${red.url}/iotgw-redis/r/master`)).json()).master));
-    console.log(`      [figures] ${JSON.stringify({ atKill, oldMaster, newMaster: set.masterPort(), failoverMs, missing, repeated, runs: rs.map((r) => `${r.tag}x${r.n}`), throttled: sim.terminal.counters.throttled, warnings, masters })}`);
+    console.log(`      [figures] ${JSON.stringify({ atKill, oldMaster, newMaster: set.masterPort(), failoverMs, takeoverS, aloneWarnings, missing, repeated, runs: rs.map((r) => `${r.tag}x${r.n}`), throttled: sim.terminal.counters.throttled, warnings, masters })}`);
     assert.ok(atKill < BACKLOG, 'the kill came in the middle of the drain');
     assert.notEqual(promoted, oldMaster, 'a replica was promoted');
     assert.equal(missing, 0, 'no record lost');
@@ -97,6 +108,8 @@ function runs(trace) {
     assert.ok(rs.length <= 4, `one emitter at a time, few hand-overs: ${rs.map((r) => `${r.tag}x${r.n}`).join(' ')}`);
     assert.equal(sim.terminal.counters.throttled, 0, 'no 429: one shared budget through the failover');
     for (const [i, n] of warnings.entries()) assert.ok(n <= 1, `instance ${i}: one warning for the failover (${n})`);
+    assert.ok(aloneWarnings.some((n) => n === 1) && aloneWarnings.every((n) => n <= 1), `one "no replica online" warning on an instance that wrote (${aloneWarnings})`);
+    assert.equal(set.servers.filter((sv) => sv.proc).length, 1, 'the old master stayed dead');
     assert.deepEqual(masters, reds.map(() => `127.0.0.1:${set.masterPort()}`), 'every instance names the new master');
   });
 });

@@ -61,16 +61,22 @@ describeRedis('Redis account seams (real redis-server)', function (ctx) {
         release();
         events.push({ start, end });
       };
-      const t0 = Date.now();
       await Promise.all(Array.from({ length: 9 }, (_, i) => call(i % 2 ? a : b, i)));
-      const took = Date.now() - t0;
       const starts = events.map((e) => e.start).sort((x, y) => x - y);
       const ends = events.map((e) => e.end).sort((x, y) => x - y);
       for (let k = 0; k + 3 < starts.length; k++) {
         assert.ok(starts[k + 3] - ends[k] >= 1000, `call ${k + 3} started ${starts[k + 3] - ends[k]} ms after call ${k} ended (window 1000 ms)`);
       }
-      // 9 calls, 3 per window: two full waits, not more (no fixed window alignment, no stall).
-      assert.ok(took >= 2000 && took < 3200, `9 calls at 3/s took ${took} ms`);
+      // 9 calls, 3 per window: admitted in three waves of three (a wave: the starts within one
+      // window of its first). A stall (a slot left unused while calls waited) would split a
+      // wave: more waves of fewer calls. Counted, not timed.
+      const waves = [];
+      for (const st of starts) {
+        const w = waves[waves.length - 1];
+        if (w && st - w.first < 1000) w.n++;
+        else waves.push({ first: st, n: 1 });
+      }
+      assert.deepEqual(waves.map((w) => w.n), [3, 3, 3], `calls admitted per window: ${waves.map((w) => w.n).join(', ')}`);
       await a.close();
       await b.close();
     });
@@ -101,7 +107,7 @@ describeRedis('Redis account seams (real redis-server)', function (ctx) {
       const t0 = Date.now();
       const release = await a.acquireConcurrency();
       const waited = Date.now() - t0;
-      assert.ok(waited >= 250 && waited < 1500, `slot freed after ${waited} ms (lease 400 ms)`);
+      assert.ok(waited >= 250, `slot freed only once the crashed holder's lease ended: after ${waited} ms (lease 400 ms)`);
       release();
       await a.close();
       await b.close();
@@ -115,11 +121,9 @@ describeRedis('Redis account seams (real redis-server)', function (ctx) {
       relR();
       relC();
       const ac = new AbortController();
-      const t0 = Date.now();
       const p = a.acquireRate('GET', ac.signal);
       setTimeout(() => ac.abort(new Error('stop waiting')), 150);
-      await assert.rejects(p, /stop waiting/);
-      assert.ok(Date.now() - t0 < 1000);
+      await assert.rejects(p, /stop waiting/, 'the abort ends the wait (a slot would come only after the 5 s window)');
       assert.ok(a.msUntilFree('GET') > 1000, `msUntilFree ${a.msUntilFree('GET')}`);
       assert.equal(a.windowMs('GET'), 5000);
       assert.equal(a.windowMs('NONE'), 0);
@@ -240,7 +244,8 @@ describeRedis('Redis account seams (real redis-server)', function (ctx) {
       const fb = await pb;
       const took = Date.now() - t0;
       assert.equal(fb, fa + 1);
-      assert.ok(took < 800, `takeover after ${took} ms (lease 400 ms)`);
+      // a renewed every third of its lease (133 ms): its lease had at least 267 ms left at the crash.
+      assert.ok(took >= 200, `b took over only once a's lease (400 ms) had lapsed: after ${took} ms`);
       assert.ok(b.held('status'));
       await sleep(300);
       assert.equal(a.held('status'), false);
@@ -402,7 +407,7 @@ describeRedis('Redis account seams (real redis-server)', function (ctx) {
       const t0 = Date.now();
       await assert.rejects(budget.acquireRate('SEND'), (e) => e.code === 'SHARED_STATE' && /could not be reached/.test(e.message));
       const waited = Date.now() - t0;
-      assert.ok(waited >= 550 && waited < 2000, `failed after ${waited} ms (timeout 600 ms)`);
+      assert.ok(waited >= 550, `failed once the timeout (600 ms) had passed: after ${waited} ms`);
       // Restarted while a caller with a longer timeout waits: it gets its slot.
       const patient = new RedisRateBudget(c, keys, { groups: { SEND: { calls: 5, windowMs: 1000 } }, maxConcurrent: 2, timeoutMs: 8000 });
       const p = patient.acquireRate('SEND');

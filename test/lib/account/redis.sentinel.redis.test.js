@@ -96,4 +96,66 @@ const { RedisConnection, AccountKeys, RedisFeedLease, RedisMarkStore } = require
     assert.equal(await c.run('ping', (r) => r.ping(), { timeoutMs: 15000 }), 'PONG');
     assert.equal(c.master(), `127.0.0.1:${set.masterPort()}`);
   });
+
+  it('an ACL user without ROLE (+@all -role): the writes wait for a replica as before, no NOPERM surfaces', async function () {
+    for (const sv of set.servers) if (sv.proc) cli(sv.port, 'acl', 'setuser', 'norole', 'on', '>norole-pw', '~*', '&*', '+@all', '-role');
+    const c = new RedisConnection({ url: 'redis://127.0.0.1:6379/0', mode: 'sentinel', sentinels: set.sentinels.map((s) => ({ host: '127.0.0.1', port: s.port })), masterName: 'mymaster', keyPrefix: 'seam:', username: 'norole', password: 'norole-pw' });
+    c.on('failure', () => {});
+    conns.push(c);
+    await waitFor(() => atMaster(c), 30000, 'the connection to be ready');
+    const marks = new RedisMarkStore(c, keys, { timeoutMs: 10000 });
+    const l = new RedisFeedLease(c, keys, { leaseMs: 3000, instanceId: 'norole' });
+    leases.push(l);
+    const f = await l.acquire('acl-feed');
+    const m = { fromUtc: '2026-11-26 09:00:00', seen: ['1'], generation: 0 };
+    await marks.save('acl-feed', m, f);
+    assert.deepEqual(await marks.load('acl-feed'), m);
+    await l.release('acl-feed');
+  });
+
+  // Last: it leaves the set with one node, then two again.
+  it('a failover that leaves no replica (the old master stays dead): writes acknowledged by the master alone, told once; a replica that joins must acknowledge again (issue 34)', async function () {
+    const c = connect();
+    const told = { alone: [], replicated: [] };
+    c.on('alone', (m) => told.alone.push(m));
+    c.on('replicated', (m) => told.replicated.push(m));
+    await waitFor(() => atMaster(c), 30000, 'the connection to be ready');
+    const marks = new RedisMarkStore(c, keys, { timeoutMs: 10000 });
+    const l = new RedisFeedLease(c, keys, { leaseMs: 3000, instanceId: 'alone' });
+    leases.push(l);
+    const f1 = await l.acquire('alone-feed');
+    await marks.save('alone-feed', { fromUtc: '2026-11-26 10:00:00', seen: ['1'], generation: 0 }, f1);
+    assert.deepEqual(told.alone, [], 'with a replica online, a replica acknowledges');
+    await l.release('alone-feed');
+
+    const { dead } = await set.killMaster();
+    await waitFor(() => atMaster(c), 30000, 'the connection at the promoted replica');
+    assert.match(cli(set.masterPort(), 'info', 'replication'), /connected_slaves:0/, 'the new master has no replica');
+    // The feed goes on: the lease and the mark are written, acknowledged by the master alone.
+    const f2 = await l.acquire('alone-feed');
+    assert.ok(f2 > f1, 'a new fence');
+    const m2 = { fromUtc: '2026-11-26 10:05:00', seen: ['2'], generation: 0 };
+    await marks.save('alone-feed', m2, f2);
+    await marks.save('alone-feed', { ...m2, seen: ['2', '3'] }, f2);
+    assert.deepEqual(await marks.load('alone-feed'), { ...m2, seen: ['2', '3'] });
+    assert.deepEqual(told.alone, [`127.0.0.1:${set.masterPort()}`], 'told once, naming the master');
+
+    // A replica joins: told, and its acknowledgement is required again (a replica that stops answering fails the write).
+    const aloneMaster = set.masterPort();
+    await set.rejoin(dead);
+    // The master lists a replica as online only after its first acknowledgement, a moment after the replica's link is up.
+    await waitFor(() => /slave0:.*state=online/.test(cli(set.masterPort(), 'info', 'replication')), 30000, 'the master to list its replica online');
+    await waitFor(() => atMaster(c), 30000, 'the connection at the master');
+    await marks.save('alone-feed', { ...m2, seen: ['4'] }, f2);
+    // Told, unless the sentinels failed back to the rejoined node (then the master told about is gone).
+    if (set.masterPort() === aloneMaster) assert.equal(told.replicated.length, 1, 'told that a replica acknowledges again');
+    const replica = set.servers.find((s) => s.port !== set.masterPort() && s.proc);
+    replica.proc.kill('SIGSTOP');
+    try {
+      await assert.rejects(marks.save('alone-feed', { ...m2, seen: ['5'] }, f2), (err) => err.code === 'SHARED_STATE' && err.reason === 'unacknowledged');
+    } finally {
+      replica.proc.kill('SIGCONT');
+    }
+    assert.equal(told.alone.length, 1, 'still one warning');
+  });
 });

@@ -9,6 +9,7 @@
 import type { ConnectionOptions } from 'node:tls';
 import type Redis from 'ioredis';
 import { GatewayError } from '../../common/errors';
+import { checkSlotsOfDuplicates, guardedConnectors, type ConnectorHooks } from './connectors';
 
 /**
  * ioredis, loaded on the first connection: a Node-RED whose flows use no iotgw-redis node
@@ -126,12 +127,15 @@ export type RetryStrategy = (times: number) => number | null;
 
 /**
  * A new ioredis client for the mode of `opts` (a cluster client in cluster mode), reconnecting
- * with `retry`; `guard` is called with every connection the client opens to a server.
+ * with `retry`; every socket it opens (sentinels and slot refreshes included) goes through
+ * `hooks` (connectors.ts).
  */
-export function createClient(opts: RedisConnectionOptions, retry: RetryStrategy, guard: (r: Redis) => void): Redis {
+export function createClient(opts: RedisConnectionOptions, retry: RetryStrategy, hooks: ConnectorHooks): Redis {
   const u = new URL(opts.url);
   const tls = u.protocol === 'rediss:' ? { ...(opts.tls ?? {}), servername: opts.tls?.servername ?? u.hostname } : undefined;
+  const connectors = guardedConnectors(hooks);
   const common = {
+    Connector: connectors.standalone,
     ...(opts.username ? { username: opts.username } : {}),
     ...(opts.password ? { password: opts.password } : {}),
     ...(tls ? { tls } : {}),
@@ -146,7 +150,7 @@ export function createClient(opts: RedisConnectionOptions, retry: RetryStrategy,
   const R = loadRedis();
   if (opts.mode === 'cluster') {
     const client = clusterClient(R, opts.nodes ?? [], common, retry);
-    client.on('+node', (r: Redis) => guard(r));
+    client.on('+node', (r: Redis) => checkSlotsOfDuplicates(r, hooks.wrongReply));
     return client;
   }
   let client: Redis;
@@ -162,11 +166,10 @@ export function createClient(opts: RedisConnectionOptions, retry: RetryStrategy,
       failoverDetector: true,
       ...(db ? { db: Number(db) } : {}),
     };
-    client = new R({ ...common, ...where, retryStrategy: retry, lazyConnect: false });
+    client = new R({ ...common, ...where, Connector: connectors.sentinel, retryStrategy: retry, lazyConnect: false });
   } else {
     client = new R(opts.url, { ...common, retryStrategy: retry, lazyConnect: false });
   }
-  guard(client);
   return client;
 }
 

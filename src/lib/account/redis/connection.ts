@@ -13,6 +13,9 @@ import type { Duplex } from 'node:stream';
 import { GatewayError } from '../../common/errors';
 import { guardStream } from './reply-guard';
 import { checkRedisUrl, connectionAddress, createClient, keySlot, type RedisConnectionOptions, type RedisMode } from './client';
+import { SharedStateError } from './errors';
+import { ReplicaAcks } from './replicas';
+import { WrongReplyError } from './replies';
 
 export { checkRedisUrl, keySlot, parseHostPorts, redisAddress, type HostPort, type RedisConnectionOptions, type RedisMode } from './client';
 
@@ -35,18 +38,11 @@ export function isAuthError(err: unknown): boolean {
   return err instanceof Error && /^(WRONGPASS|NOAUTH)|invalid (username-)?password/i.test(err.message);
 }
 
-/** SHARED_STATE with a reason ('fenced', 'generation', 'unacknowledged'). */
-export class SharedStateError extends GatewayError {
-  readonly reason: string;
-  constructor(message: string, reason: string) {
-    super('SHARED_STATE', message);
-    this.reason = reason;
-  }
-}
+export { SharedStateError };
 
-/** Errors of the connection (retry), as opposed to a script's own reply errors (do not). */
+/** Errors of the connection (retry), as opposed to a script's own reply errors and replies of the wrong type (do not). */
 export function isConnectionError(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
+  if (!(err instanceof Error) || err instanceof GatewayError || err instanceof WrongReplyError) return false;
   if (err.name === 'ReplyError') return /^(LOADING|BUSY|TRYAGAIN|CLUSTERDOWN|MASTERDOWN|READONLY|WRONGPASS|NOAUTH)/.test(err.message);
   return true;
 }
@@ -87,6 +83,15 @@ export class RedisConnection extends EventEmitter {
   private tripWarned = false;
   /** ioredis's connect was cut short (see watchClient): its 'end' is followed by a new connect. */
   private connectCut = false;
+  /**
+   * The peer's last fault (a reply past the bound or of the wrong type: not our Redis, or a
+   * broken one): until `until`, run() fails at once and no reconnect is tried; the pause
+   * doubles with each fault (1 s to 30 s), and starts again after 5 quiet minutes.
+   */
+  private fault: { err: SharedStateError; until: number; count: number; at: number } | undefined;
+  /** A wrong reply was told about ('misbehaved' is emitted once per connection object). */
+  private wrongWarned = false;
+  private readonly acks = new ReplicaAcks(this);
 
   constructor(opts: RedisConnectionOptions) {
     super();
@@ -98,11 +103,10 @@ export class RedisConnection extends EventEmitter {
     this.address = connectionAddress(opts);
     this.label = opts.label ?? `redis ${this.address}`;
     const maxReply = opts.maxReplyBytes ?? MAX_REPLY_BYTES;
-    this.client = createClient(
-      opts,
-      (times) => this.retryDelay(times),
-      (r) => this.guardReplies(r, maxReply),
-    );
+    this.client = createClient(opts, (times) => this.retryDelay(times), {
+      guard: (stream) => this.guardReplies(stream, maxReply),
+      wrongReply: (err) => this.noteWrongReply(err),
+    });
     if (this.mode === 'cluster') this.watchCluster();
     this.watchClient();
   }
@@ -113,23 +117,44 @@ export class RedisConnection extends EventEmitter {
    */
   private retryDelay(times: number): number | null {
     if (this.closed) return null;
+    const faultLeft = this.fault ? this.fault.until - Date.now() : 0;
+    if (faultLeft > 0) return Math.max(50, faultLeft);
     return this.refused ? Math.min(2000 * 2 ** Math.min(this.refusals, 4), 30_000) : Math.min(times * 50, 1000);
   }
 
-  /** Bounds every reply on each connection `r` opens (told once per connection, 'oversize'). */
-  private guardReplies(r: Redis, maxBytes: number): void {
-    r.on('connect', () => {
-      const stream = (r as unknown as { stream?: Duplex }).stream;
-      if (!stream) return;
-      guardStream(stream, {
-        maxBytes,
-        onTrip: (why) => {
-          if (this.tripWarned) return;
-          this.tripWarned = true;
-          this.emit('oversize', new GatewayError('SHARED_STATE', `${this.label}: Redis sent ${why}; the connection was closed (a real reply of ours is a few kB: is this address really our Redis?)`));
-        },
-      });
+  /** Bounds every reply on each socket the client opens (told once per connection object, 'oversize'). */
+  private guardReplies(stream: Duplex, maxBytes: number): void {
+    guardStream(stream, {
+      maxBytes,
+      onTrip: (why) => {
+        this.noteFault('a reply over the size bound');
+        if (this.tripWarned) return;
+        this.tripWarned = true;
+        this.emit('oversize', new GatewayError('SHARED_STATE', `${this.label}: Redis sent ${why}; the connection was closed (a real reply of ours is a few kB: is this address really our Redis?)`));
+      },
     });
+  }
+
+  /** A peer fault: run() fails at once, and reconnects wait, for a pause that doubles with each fault. */
+  private noteFault(why: string): SharedStateError {
+    const now = Date.now();
+    // The replies of commands sent together are one fault.
+    if (this.fault && now < this.fault.until) return this.fault.err;
+    const count = this.fault && now - this.fault.at < 300_000 ? this.fault.count + 1 : 1;
+    const pauseMs = Math.min(1000 * 2 ** (count - 1), 30_000);
+    const err = new SharedStateError(`${this.label}: Redis sent ${why}; nothing is sent to it for ${pauseMs / 1000} s (is this address really our Redis?)`, 'wrong-reply');
+    this.fault = { err, until: now + pauseMs, count, at: now };
+    return err;
+  }
+
+  /** A reply of the wrong type: told once, the connection dropped (its replies may be out of step) and paused. */
+  private noteWrongReply(e: WrongReplyError): SharedStateError {
+    const err = this.noteFault(`a reply of the wrong type (${e.message})`);
+    if (!this.wrongWarned) {
+      this.wrongWarned = true;
+      this.emit('misbehaved', err);
+    }
+    return err;
   }
 
   /** A refused login: reconnecting backs off, and run() fails at once until a login works. */
@@ -212,31 +237,15 @@ export class RedisConnection extends EventEmitter {
 
   /**
    * Waits until the writes made so far on the connection that holds `key` are on a
-   * replica (WAIT 1), in sentinel and cluster mode; at once in standalone mode. Rejects
-   * with SHARED_STATE (reason 'unacknowledged') when no replica acknowledged in time.
-   * `read` (optional) runs in the same round trip, before the WAIT, and its reply is returned.
+   * replica (WAIT 1), or on the master alone when it has no replica online (one 'alone'
+   * event per master until one joins: 'replicated'), in sentinel and cluster mode; at once
+   * in standalone mode. Rejects with SHARED_STATE (reason 'unacknowledged') when the master
+   * has a replica and none acknowledged in time. `read` (optional) runs in the same round
+   * trip, before the WAIT, and its reply is returned.
    */
   async acknowledged<T = unknown>(what: string, key: string, timeoutMs: number, read?: (p: ReturnType<Redis['pipeline']>) => void): Promise<T | undefined> {
     if (!this.replicated) return undefined;
-    const r = await this.run(
-      what,
-      async (c) => {
-        const p = c.pipeline();
-        // A keyed command first: in cluster mode it sends the pipeline (and its WAIT) to the key's master.
-        if (read) read(p);
-        else p.exists(key);
-        p.wait(1, this.replicaAckMs);
-        const res = (await p.exec()) ?? [];
-        for (const [err] of res) if (err) throw err;
-        return res;
-      },
-      { timeoutMs },
-    );
-    const acks = Number(r[r.length - 1]?.[1] ?? 0);
-    if (!(acks >= 1)) {
-      throw new SharedStateError(`${this.label}: no replica acknowledged the write within ${this.replicaAckMs} ms while ${what}; nothing is emitted until one does (is a replica running?)`, 'unacknowledged');
-    }
-    return r[0]?.[1] as T;
+    return this.acks.acknowledged<T>(what, key, timeoutMs, read);
   }
 
   /** Resolves when the connection is ready, or false at the deadline. */
@@ -283,10 +292,12 @@ export class RedisConnection extends EventEmitter {
       if (opts.signal?.aborted) throw opts.signal.reason;
       if (this.closed) throw new GatewayError('SHARED_STATE', `${this.label}: the Redis connection was closed (${what})`);
       if (this.refused && !this.ready) throw this.refusedError(what);
+      if (this.fault && Date.now() < this.fault.until) throw this.fault.err;
       if (this.ready) {
         try {
           return await fn(this.client);
         } catch (err) {
+          if (err instanceof WrongReplyError) throw this.dropAfterWrongReply(err);
           if (!isConnectionError(err)) throw err;
           if (isAuthError(err)) {
             this.refused = err as Error;
@@ -310,6 +321,23 @@ export class RedisConnection extends EventEmitter {
       `${this.label}: the shared state in Redis could not be reached within ${Math.round(opts.timeoutMs / 100) / 10} s${why} while ${what}; check that Redis is running and the iotgw-redis node's settings`,
       { cause: lastErr },
     );
+  }
+
+  /** Runs `check` on a reply taken outside run() (a pipeline's first reply): a wrong type is SHARED_STATE, as in run(). */
+  checkReply<T>(check: () => T): T {
+    try {
+      return check();
+    } catch (err) {
+      if (err instanceof WrongReplyError) throw this.dropAfterWrongReply(err);
+      throw err;
+    }
+  }
+
+  /** The connection's replies may be out of step: it is dropped, and made again after the pause. */
+  private dropAfterWrongReply(e: WrongReplyError): SharedStateError {
+    const err = this.noteWrongReply(e);
+    if (this.client.status === 'ready') this.client.disconnect(true);
+    return err;
   }
 
   async close(): Promise<void> {

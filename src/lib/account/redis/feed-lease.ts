@@ -15,6 +15,7 @@ import type { FeedLease } from '../types';
 import type { AccountKeys } from './keys';
 import { abortableSleep, type RedisConnection } from './connection';
 import { script } from './script';
+import { int } from './replies';
 
 export type LeaseState = 'active' | 'standby' | 'down';
 
@@ -110,16 +111,17 @@ export class RedisFeedLease extends EventEmitter implements FeedLease {
       let r: number;
       const started = Date.now();
       try {
-        r = Number(
-          await this.conn.run('taking the feed lease', (c) => this.acquireLua(c, [leaseKey, fenceKey], [this.instanceId, this.leaseMs]), {
-            timeoutMs: Math.max(500, this.leaseMs / 3),
-            signal,
-          }),
-        );
+        r = await this.conn.run('taking the feed lease', async (c) => int(await this.acquireLua(c, [leaseKey, fenceKey], [this.instanceId, this.leaseMs]), 'the lease script'), {
+          timeoutMs: Math.max(500, this.leaseMs / 3),
+          signal,
+        });
       } catch (err) {
         if (signal?.aborted) throw signal.reason;
         if ((err as { code?: string }).code !== 'SHARED_STATE') throw err;
         this.setState(feed, 'down');
+        // A refusal at once (a wrong password, a peer that is not our Redis) must not make
+        // this a loop without a pause: each look takes at least a quarter of the lease time.
+        await abortableSleep(Math.max(0, Math.max(50, Math.floor(this.leaseMs / 4)) - (Date.now() - started)), signal);
         continue;
       }
       if (r > 0) {
@@ -154,7 +156,7 @@ export class RedisFeedLease extends EventEmitter implements FeedLease {
       timer: setInterval(() => {
         const t0 = Date.now();
         this.conn
-          .run('renewing the feed lease', (c) => this.renewLua(c, [leaseKey], [value, this.leaseMs]), { timeoutMs: Math.max(200, this.leaseMs / 3) })
+          .run('renewing the feed lease', async (c) => int(await this.renewLua(c, [leaseKey], [value, this.leaseMs]), 'the lease script'), { timeoutMs: Math.max(200, this.leaseMs / 3) })
           .then(async (ok) => {
             // Sentinel, cluster: the longer lifetime counts only once a replica has it.
             if (Number(ok) === 1) await this.conn.acknowledged('renewing the feed lease', leaseKey, Math.max(200, this.leaseMs / 3));

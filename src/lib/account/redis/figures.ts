@@ -8,6 +8,7 @@
 import type { AccountKeys } from './keys';
 import type { RedisConnection } from './connection';
 import { script } from './script';
+import { int } from './replies';
 
 /** KEYS: window. Members whose slot still counts (score after now, on Redis's clock). */
 const WINDOW_SIZE = `local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -19,7 +20,7 @@ const windowSize = script(WINDOW_SIZE);
 export async function fleetUsed(conn: RedisConnection, keys: AccountKeys, groups: Record<string, { calls: number; windowMs: number }>, timeoutMs: number): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const [g, lim] of Object.entries(groups)) {
-    out[g] = lim.calls > 0 && lim.windowMs > 0 ? Number(await conn.run(`reading the ${g} window`, (r) => windowSize(r, [keys.key('rate', g)], []), { timeoutMs })) : 0;
+    out[g] = lim.calls > 0 && lim.windowMs > 0 ? await conn.run(`reading the ${g} window`, async (r) => int(await windowSize(r, [keys.key('rate', g)], []), 'the window script'), { timeoutMs }) : 0;
   }
   return out;
 }

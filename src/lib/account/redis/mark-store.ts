@@ -19,6 +19,7 @@ import type { FeedMark, MarkStore } from '../types';
 import type { AccountKeys } from './keys';
 import { SharedStateError, abortableSleep, type RedisConnection } from './connection';
 import { script } from './script';
+import { hash, int } from './replies';
 
 /** KEYS: mark, fence. ARGV: fromUtc, seen JSON, generation, fence ('' = none). */
 const SAVE = `if ARGV[4] ~= '' then
@@ -109,7 +110,7 @@ export class RedisMarkStore implements MarkStore {
    */
   async observe(feed: string, timeoutMs = this.opts.timeoutMs): Promise<void> {
     const key = this.keys.key('mark', feed);
-    const h = await this.conn.run('reading the feed mark', (r) => r.hgetall(key), { timeoutMs });
+    const h = await this.conn.run('reading the feed mark', async (r) => hash(await r.hgetall(key), 'HGETALL'), { timeoutMs });
     const mark = this.note(feed, parseMark(h));
     if (this.behind(feed, mark)) await this.restore(feed, !mark);
   }
@@ -120,9 +121,9 @@ export class RedisMarkStore implements MarkStore {
     // last mark, the lease) is on a replica, so nothing is emitted past a mark a promoted
     // replica would not hold.
     const h = this.conn.replicated
-      ? await this.conn.acknowledged<Record<string, string>>('reading the feed mark', key, this.opts.timeoutMs, (p) => p.hgetall(key))
+      ? await this.conn.acknowledged<unknown>('reading the feed mark', key, this.opts.timeoutMs, (p) => p.hgetall(key))
       : await this.conn.run('reading the feed mark', (r) => r.hgetall(key), { timeoutMs: this.opts.timeoutMs });
-    return parseMark(h);
+    return parseMark(this.conn.checkReply(() => hash(h, 'HGETALL')));
   }
 
   /** Remembers `mark` when it is the newest this instance has seen of `feed`; returns it. */
@@ -145,7 +146,7 @@ export class RedisMarkStore implements MarkStore {
     const m = this.known.get(feed)!;
     if (missing && !this.lost.has(feed)) this.lost.set(feed, Date.now());
     const key = this.keys.key('mark', feed);
-    await this.conn.run('writing the feed mark back', (r) => this.restoreLua(r, [key], [m.fromUtc, JSON.stringify(m.seen), m.generation, m.fence]), { timeoutMs: this.opts.timeoutMs });
+    await this.conn.run('writing the feed mark back', async (r) => int(await this.restoreLua(r, [key], [m.fromUtc, JSON.stringify(m.seen), m.generation, m.fence]), 'the mark script'), { timeoutMs: this.opts.timeoutMs });
     await this.conn.acknowledged('writing the feed mark back', key, this.opts.timeoutMs).catch(() => {
       /* the mark is written; the next write's acknowledgement covers it */
     });
@@ -157,7 +158,7 @@ export class RedisMarkStore implements MarkStore {
     // Known before it is written: a mark emitted past is written back if Redis loses it.
     this.note(feed, { ...mark, fence: fence ?? 0 });
     try {
-      await this.conn.run('writing the feed mark', (r) => this.saveLua(r, keys, args), { timeoutMs: this.opts.timeoutMs });
+      await this.conn.run('writing the feed mark', async (r) => int(await this.saveLua(r, keys, args), 'the mark script'), { timeoutMs: this.opts.timeoutMs });
       await this.conn.acknowledged('writing the feed mark', keys[0]!, this.opts.timeoutMs);
     } catch (err) {
       const m = err instanceof Error ? err.message : '';

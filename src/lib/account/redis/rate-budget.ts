@@ -19,6 +19,7 @@ import type { RateBudget, Release } from '../types';
 import type { AccountKeys } from './keys';
 import { abortableSleep, type RedisConnection } from './connection';
 import { script } from './script';
+import { int } from './replies';
 
 const NOW = `local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
@@ -204,7 +205,7 @@ export class RedisRateBudget implements RateBudget {
     const key = this.keys.key('conc');
     await this.wait(
       'waiting for a concurrency slot',
-      async () => Number(await this.concAcquire(this.conn.client, [key], [max, member, this.leaseMs])),
+      async () => int(await this.concAcquire(this.conn.client, [key], [max, member, this.leaseMs]), 'the concurrency script'),
       undefined,
       signal,
     );
@@ -239,7 +240,7 @@ export class RedisRateBudget implements RateBudget {
       `waiting for a ${group} slot`,
       async () => {
         const unknown = this.unknownWindow(group, wkey) ? span : 0;
-        const r = Number(await this.rateAcquire(this.conn.client, [wkey, pkey], [calls, span, member, inflight, unknown]));
+        const r = int(await this.rateAcquire(this.conn.client, [wkey, pkey], [calls, span, member, inflight, unknown]), 'the rate script');
         if (unknown) this.unknown.delete(group);
         return r;
       },

@@ -12,6 +12,7 @@ import type { TokenSource } from '../types';
 import type { AccountKeys } from './keys';
 import { abortableSleep, type RedisConnection } from './connection';
 import { script } from './script';
+import { ok, stringAndInt } from './replies';
 
 export interface FetchedToken {
   token: string;
@@ -114,7 +115,7 @@ export class RedisTokenSource implements TokenSource {
       if (this.closed) throw new Error('token source closed');
       const shared = await this.readShared(tokenKey);
       if (shared) return this.remember(shared.token, shared.ttlMs);
-      const locked = await this.conn.run('locking the token fetch', (r) => r.set(lockKey, me, 'PX', lockMs, 'NX'), { timeoutMs });
+      const locked = await this.conn.run('locking the token fetch', async (r) => ok(await r.set(lockKey, me, 'PX', lockMs, 'NX'), 'SET NX', true), { timeoutMs });
       if (locked === 'OK') {
         try {
           // Read again under the lock: another instance may have fetched, stored and unlocked
@@ -126,7 +127,7 @@ export class RedisTokenSource implements TokenSource {
           const f = await this.fetcher();
           const skew = Math.min(this.opts.skewMs ?? 30_000, f.expiresInMs / 2);
           const ttl = Math.max(1000, Math.floor(f.expiresInMs - skew));
-          await this.conn.run('storing the shared token', (r) => r.set(tokenKey, this.stored(f.token), 'PX', ttl), { timeoutMs });
+          await this.conn.run('storing the shared token', async (r) => ok(await r.set(tokenKey, this.stored(f.token), 'PX', ttl), 'SET'), { timeoutMs });
           return this.remember(f.token, ttl);
         } finally {
           await this.conn.run('unlocking the token fetch', (r) => this.delIf(r, [lockKey], [me]), { timeoutMs }).catch(() => {});
@@ -147,7 +148,7 @@ export class RedisTokenSource implements TokenSource {
    * fetches with its own, and the service answers (401 for a wrong secret).
    */
   private async readShared(tokenKey: string): Promise<{ token: string; ttlMs: number } | undefined> {
-    const got = (await this.conn.run('reading the shared token', (r) => this.getToken(r, [tokenKey], []), { timeoutMs: this.opts.timeoutMs })) as [string, number] | null;
+    const got = await this.conn.run('reading the shared token', async (r) => stringAndInt(await this.getToken(r, [tokenKey], []), 'the token script'), { timeoutMs: this.opts.timeoutMs });
     const mine = got && got[1] > 0 ? this.ours(String(got[0])) : undefined;
     return mine === undefined ? undefined : { token: mine, ttlMs: Number(got![1]) };
   }
