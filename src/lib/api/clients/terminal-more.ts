@@ -55,7 +55,7 @@ export interface MoreCalls {
 const ids = (v: IdsInput) => readIds(v, 'ids');
 
 export const moreCalls: MoreCalls & ThisType<GatewayContext> = {
-  terminalsPage(o = {}) {
+  async terminalsPage(o = {}) {
     return getTerminalsPage(this, o.sinceId === undefined ? undefined : checkPrimeId(o.sinceId, 'sinceId'), checkPageSize(o.pageSize, 'pageSize'), o);
   },
   async *terminals(o = {}) {
@@ -70,10 +70,10 @@ export const moreCalls: MoreCalls & ThisType<GatewayContext> = {
   async terminal(primeId, o = {}) {
     return (await getTerminal(this, checkPrimeId(primeId, 'primeId'), o)).terminal;
   },
-  lookupStatuses(v, o = {}) {
+  async lookupStatuses(v, o = {}) {
     return lookupMessages(this, 'statuses', ids(v), o);
   },
-  lookupMessages(v, o = {}) {
+  async lookupMessages(v, o = {}) {
     return lookupMessages(this, 'messages', ids(v), o);
   },
   async serviceInfo(o = {}) {
