@@ -92,7 +92,56 @@ export function jsonTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
 export function parseJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
   if (jsonTooDeep(text, maxDepth)) throw new JsonDepthError(maxDepth);
   if (!LONG_NUMBER.test(text)) return JSON.parse(text);
-  return losslessJson().parse(text, null, parseNumber);
+  const quoted = quoteUnsafeIntegers(text);
+  return quoted === undefined ? losslessJson().parse(text, null, parseNumber) : JSON.parse(quoted);
+}
+
+const MAX_SAFE_TEXT = String(Number.MAX_SAFE_INTEGER);
+
+/** Is the integer token text[from, to) (digits, an optional leading "-") beyond 2^53 - 1? */
+function unsafeToken(text: string, from: number, to: number): boolean {
+  const digits = to - from - (text.charCodeAt(from) === 45 ? 1 : 0);
+  if (digits !== MAX_SAFE_TEXT.length) return digits > MAX_SAFE_TEXT.length;
+  return text.slice(to - digits, to) > MAX_SAFE_TEXT;
+}
+
+/**
+ * The text with every integer token beyond 2^53 - 1 put in quotes (outside strings), so the
+ * native parser gives the exact decimal string that lossless-json and parseNumber gave, with
+ * a fraction of the garbage (a 1,000-terminal page made ten times its size in lossless-json's
+ * objects). Undefined for text it cannot walk (an unterminated string): the exact parser decides.
+ */
+function quoteUnsafeIntegers(text: string): string | undefined {
+  const parts: string[] = [];
+  let last = 0;
+  for (let i = 0, n = text.length; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      for (;;) {
+        i = text.indexOf('"', i + 1);
+        if (i < 0) return undefined;
+        let b = i - 1;
+        while (text.charCodeAt(b) === 92) b--;
+        if ((i - 1 - b) % 2 === 0) break;
+      }
+    } else if (c === 45 || (c >= 48 && c <= 57)) {
+      let j = i + 1;
+      while (j < n && text.charCodeAt(j) >= 48 && text.charCodeAt(j) <= 57) j++;
+      const e = text.charCodeAt(j);
+      const integer = e !== 46 && e !== 101 && e !== 69;
+      // A leading zero before more digits is no JSON: the exact parser refuses it as before.
+      const first = c === 45 ? i + 1 : i;
+      if (text.charCodeAt(first) === 48 && j - first > 1) return undefined;
+      if (integer && unsafeToken(text, i, j)) {
+        parts.push(text.slice(last, i), '"', text.slice(i, j), '"');
+        last = j;
+      }
+      while (j < n && /[0-9.eE+-]/.test(text[j]!)) j++;
+      i = j - 1;
+    }
+  }
+  parts.push(text.slice(last));
+  return parts.join('');
 }
 
 /**
