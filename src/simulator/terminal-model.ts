@@ -133,6 +133,8 @@ export interface TerminalOptions {
   maxPageSize: number;
   /** info/broadcast and info/subaccount/list in the `current` form or the `predecessor`'s (BroadcastInfos; Name, AccountID as text). */
   infoForm: 'current' | 'predecessor';
+  /** The page after the last of info/terminals: `Terminals` empty (default), null, or missing (all seen in the predecessor's habits). */
+  inventoryEnd: 'empty' | 'null' | 'missing';
   /** IsClosed of a broadcast message in its final State 7 (the facts: IsClosed is true for 1 to 5 only). */
   broadcastIsClosed: boolean;
 }
@@ -166,6 +168,7 @@ export const DEFAULT_TERMINAL_OPTIONS: TerminalOptions = {
   maxTerminalUpdates: 500,
   maxPageSize: 1000,
   infoForm: 'current',
+  inventoryEnd: 'empty',
   broadcastIsClosed: false,
 };
 
@@ -194,6 +197,8 @@ export interface Message {
   closed: boolean;
   /** A message to a broadcast ID: it ends in State 7 (BROADCAST_SUBMITTED). */
   broadcast?: boolean;
+  /** In its final state though not closed (a broadcast in State 7 with broadcastIsClosed off). */
+  ended?: boolean;
   /** What was sent (get/fw_messages gives it back). */
   payload?: { RawPayload?: string; Payload?: unknown };
   /** The second of its last state change, and its reference number. */

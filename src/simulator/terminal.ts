@@ -12,8 +12,12 @@
  *
  * The gateway is cut by role: terminal-model.ts (states, errors, options, accounts),
  * terminal-access.ts (tokens, limits), terminal-submissions.ts (mode messages,
- * cancellations, their life) and terminal-feed.ts (status records and their paging);
- * this class wires them and keeps the methods tests and the other areas call.
+ * cancellations, their life), terminal-feed.ts (status records and their paging),
+ * terminal-fleet.ts (the inventory: a seeded fleet of terminals), terminal-info.ts (info/*),
+ * terminal-multiple.ts (submit/to_multiple), terminal-lookup.ts (look-ups by ID),
+ * terminal-commands.ts (terminal/reset, sysreset, mute), terminal-control.ts (their
+ * /_sim routes) and fleet-demo.ts (the living fleet of the demo); this class wires them and
+ * keeps the methods tests and the other areas call.
  */
 import type { SimServer, SimReply, SimRequest } from './server';
 import { json } from './server';
@@ -36,6 +40,12 @@ import {
 import { Submissions, jsonArray } from './terminal-submissions';
 import { Fleet, TerminalMap, type FleetOptions } from './terminal-fleet';
 import { TerminalInfoCalls } from './terminal-info';
+import { MultipleDestinations } from './terminal-multiple';
+import { MessageLookup } from './terminal-lookup';
+import { TerminalCommands } from './terminal-commands';
+import { mountTerminalControl } from './terminal-control';
+import { FleetDemo } from './fleet-demo';
+import type { FleetChange } from './terminal-fleet';
 
 export { formatUtc, parseUtc };
 export { DEFAULT_ACCOUNTS, DEFAULT_TERMINAL_OPTIONS, DEFAULT_TERMINALS, ERRORS, STATE, WAKEUP_SECONDS } from './terminal-model';
@@ -59,6 +69,13 @@ export class TerminalGateway implements TerminalContext {
   readonly mobile = new MobileMessages(this);
   /** The info/* calls (terminal-info.ts). */
   readonly info: TerminalInfoCalls;
+  /** submit/to_multiple (terminal-multiple.ts): `calls` holds what each accepted call sent. */
+  readonly multiple = new MultipleDestinations(this);
+  /** terminal/reset, sysreset, mute (terminal-commands.ts): `commands` holds the bodies received. */
+  readonly commands = new TerminalCommands(this);
+  private readonly lookup = new MessageLookup(this);
+  /** The living fleet of the demo (fleet-demo.ts): positions that move, terminals that change. Off by default. */
+  readonly demo = new FleetDemo(this);
 
   constructor(options: Partial<TerminalOptions> = {}, fleet: Partial<FleetOptions> = {}) {
     this.options = { ...DEFAULT_TERMINAL_OPTIONS, ...options };
@@ -95,6 +112,16 @@ export class TerminalGateway implements TerminalContext {
     return { id: s.id, family: s.family, online: s.online, mode: s.mode, wakeup: s.wakeCode, account: s.account, fleet: true, suspended: s.suspended };
   }
 
+  /** Applies `change` to fleet terminal `id` now, and to the gateway's record of it when it holds one. */
+  fleetChange(id: string, change: FleetChange): void {
+    const s = this.fleet.update(id, change, Math.floor(this.now() / 1000));
+    const held = (this.terminals as TerminalMap<Terminal>).peek(id);
+    if (!s || !held) return;
+    held.mode = s.mode;
+    held.wakeup = s.wakeCode;
+    held.online = s.online;
+  }
+
   /** A mode message reached `term`: the fleet records the change (info/terminal_updates). */
   terminalChanged(term: Terminal): void {
     const s = this.fleet.get(term.id);
@@ -128,12 +155,14 @@ export class TerminalGateway implements TerminalContext {
       this.ticker.unref();
     }
     this.mobile.start();
+    this.demo.start();
   }
 
   stop(): void {
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = undefined;
     this.mobile.stop();
+    this.demo.stop();
   }
 
   /**
@@ -153,6 +182,23 @@ export class TerminalGateway implements TerminalContext {
   /** Marks a message unknown-to-the-gateway in the status feed: a record with only ID and ErrorID. */
   addUnknownStatus(id: bigint | string, errorId: number = ERRORS.MESSAGE_NOT_FOUND): void {
     this.feed.addUnknownStatus(id, errorId);
+  }
+
+  /**
+   * A crowded second of the terminal-updates feed: `count` fleet terminals (from index `from`)
+   * re-register in second `sec` (default now). Their PrimeIDs.
+   */
+  crowdTerminalUpdates(count: number, opts: { sec?: number; from?: number } = {}): string[] {
+    return this.fleet.crowd(count, opts.sec ?? Math.floor(this.now() / 1000), opts.from);
+  }
+
+  /** Suspends (or resumes) a terminal's service: to_multiple then refuses it with ErrorID 21786. */
+  suspend(id: string, suspended = true): boolean {
+    const term = this.terminals.get(id);
+    if (!term) return false;
+    term.suspended = suspended;
+    if (this.fleet.get(id)) this.fleet.update(id, { suspended }, Math.floor(this.now() / 1000));
+    return true;
   }
 
   /** Moves messages whose time has come to their next state. */
@@ -176,15 +222,25 @@ export class TerminalGateway implements TerminalContext {
     at('POST', 'submit/cancellations', 'terminal/cancel', (r) => this.guard(r, 'SEND', () => this.submissions.cancel(r)));
     at('GET', 'get/subaccounts/fw_status_updates', 'terminal/status', (r) => this.guard(r, 'GET', (acct) => this.statusUpdates(r, acct), true));
     this.mobile.mount(sim, at);
+    at('POST', 'submit/to_multiple', 'terminal/to_multiple', (r) => this.guard(r, 'SEND', (acct) => this.multiple.submit(r, acct)));
+    this.lookup.mount(at);
+    this.commands.mount(at);
     this.info.mount(at);
+    mountTerminalControl(sim, this);
   }
 
   /**
    * A to-mobile message accepted for `term` (general messages, messages.ts): its ID. Its
    * status records follow as for mode messages, so the tracker and status poller see it.
    */
-  acceptMessage(term: Terminal): bigint {
-    return this.submissions.open(term, term.mode, term.wakeup, this.now());
+  acceptMessage(term: Terminal, payload?: { RawPayload?: string; Payload?: unknown }): bigint {
+    return this.submissions.open(term, term.mode, term.wakeup, this.now(), { payload });
+  }
+
+  /** A to-mobile message to broadcast ID `id` of `account`: its ID; it ends in State 7. */
+  acceptBroadcast(id: string, account: string, payload?: { RawPayload?: string; Payload?: unknown }): bigint {
+    const pseudo: Terminal = { id, family: 'IDP', online: true, mode: 0, wakeup: 0, account };
+    return this.submissions.open(pseudo, 0, 0, this.now(), { payload, broadcast: true });
   }
 
   /** Auth, service limit, concurrency cap and the throttle group's window (also used by messages.ts). */
