@@ -38,10 +38,12 @@ describe('iotgw-gateway-call against the simulator', function () {
     n.get('call').receive({ payload: { DestinationID: '01000001SKYA001', ResetType: 1, UserMessageID: 9223372036854775807n } });
     await until(() => out.length === 1 || caught.length === 1);
     assert.deepEqual(caught.map((c) => c.error.message), []);
-    const resets = sim.server.callsTo().filter((c) => /terminal\/reset$/.test(c.path));
+    const resets = sim.server.callsTo('terminal/command-reset');
     assert.equal(resets.length, 1);
-    assert.equal(resets[0].method, 'POST');
     assert.equal(resets[0].body, '{"DestinationID":"01000001SKYA001","ResetType":1,"UserMessageID":9223372036854775807}');
+    assert.equal(sim.terminal.commands.commands.length, 1);
+    assert.deepEqual(sim.terminal.commands.commands[0].body, { DestinationID: '01000001SKYA001', ResetType: 1, UserMessageID: '9223372036854775807' });
+    assert.deepEqual(out[0].payload, { ErrorID: 0 });
   });
 
   it('msg.path overrides the setting (with a warning); a top-level ErrorID is GATEWAY_ERROR named from the live catalogue', async function () {

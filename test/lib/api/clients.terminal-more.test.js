@@ -62,6 +62,21 @@ describe('TerminalClient: inventory, look-ups, service information, many destina
     assert.equal(e.errorName, 'INVALID_PAGE_SIZE', 'named from the live catalogue');
   });
 
+  it('lookupStatuses() and lookupMessages() join calls of 100 in input order; submitToMultiple() one entry per destination', async function () {
+    const dests = (await client.terminalsPage({ pageSize: 150 })).terminals.map((t) => t.PrimeID);
+    const first = await client.submitToMultiple({ RawPayload: [128, 1, 2] }, dests.slice(0, 100));
+    const second = await client.submitToMultiple({ RawPayload: [128, 1, 2] }, [...dests.slice(100), '01999999SKYFFFF']);
+    assert.deepEqual([...first, ...second].map((r) => r.DestinationID), [...dests, '01999999SKYFFFF']);
+    assert.ok(second.at(-1).ErrorID > 0 && typeof second.at(-1).ErrorName === 'string');
+    const ids = [...first, ...second].filter((r) => r.ErrorID === 0).map((r) => r.ID).reverse();
+    const st = await client.lookupStatuses([...ids, 99999999901]);
+    assert.deepEqual(st.records.map((r) => r.ID), ids);
+    assert.deepEqual(st.unknown, [99999999901]);
+    assert.equal(st.calls, 2);
+    const msgs = await client.lookupMessages(ids.slice(0, 2));
+    assert.ok(msgs.records.every((m) => typeof m.RawPayload === 'string'));
+  });
+
   it('bad input is BAD_INPUT naming the field; nothing is sent', async function () {
     sim.server.clearCalls();
     assert.equal((await refused(client.terminal(42), 'BAD_INPUT')).field, 'primeId');
