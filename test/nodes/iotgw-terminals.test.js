@@ -6,7 +6,7 @@
  */
 const assert = require('node:assert/strict');
 const JOIN = require('@node-red/nodes/core/sequence/17-split.js');
-const { simulatorPerTest, gatewayNode, load, until, collect, catchAll, helper, ALL_NODES, DEMO_CREDS } = require('../helpers/harness');
+const { simulatorPerTest, gatewayNode, load, until, collect, catchAll } = require('../helpers/harness');
 
 const NO_LIMITS = { rateLimitCalls: 0, maxConcurrent: 0 };
 
@@ -18,17 +18,14 @@ describe('iotgw-terminals against the simulator', function () {
   const sinceIds = () => sim.server.callsTo('terminal/inventory').map((c) => new URLSearchParams(c.query).get('SinceID'));
 
   it('walks 2,500 terminals in 3 pages with msg.parts, the ending empty page sends nothing, and a join node merges them', async function () {
-    const n = await new Promise((resolve, reject) => {
-      const nodes = [
-        { id: 'flow', type: 'tab', label: 'test' },
-        gatewayNode(sim),
-        { id: 'terms', z: 'flow', type: 'iotgw-terminals', gateway: 'gw', pages: 'all', pageSize: 1000, wires: [['out', 'joiner']] },
-        { id: 'joiner', z: 'flow', type: 'join', mode: 'auto', wires: [['joined']] },
-        { id: 'out', z: 'flow', type: 'helper' },
-        { id: 'joined', z: 'flow', type: 'helper' },
-      ];
-      helper.load([...ALL_NODES, JOIN], nodes, { gw: DEMO_CREDS }, () => resolve({ get: (id) => helper.getNode(id) })).catch(reject);
-    });
+    const flow = [
+      gatewayNode(sim),
+      { id: 'terms', type: 'iotgw-terminals', gateway: 'gw', pages: 'all', pageSize: 1000, wires: [['out', 'joiner']] },
+      { id: 'joiner', type: 'join', mode: 'auto', wires: [['joined']] },
+      { id: 'out', type: 'helper' },
+      { id: 'joined', type: 'helper' },
+    ];
+    const n = await load(flow, undefined, [JOIN]);
     const out = collect(n.get('out'));
     const joined = collect(n.get('joined'));
     n.get('terms').receive({ payload: '', topic: 'inventory' });

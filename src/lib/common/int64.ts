@@ -49,6 +49,17 @@ export class JsonDepthError extends Error {
   }
 }
 
+/** The index of the quote closing the string that opens at `start` (one not escaped by an odd run of backslashes), or -1. */
+function stringEnd(text: string, start: number): number {
+  for (let i = start; ; ) {
+    i = text.indexOf('"', i + 1);
+    if (i < 0) return -1;
+    let b = i - 1;
+    while (text.charCodeAt(b) === 92) b--;
+    if ((i - 1 - b) % 2 === 0) return i;
+  }
+}
+
 /**
  * True when the text opens more than `limit` arrays/objects inside one another. One pass
  * over the text, jumping over strings with indexOf (brackets inside strings do not
@@ -64,14 +75,8 @@ export function jsonTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
   for (let i = 0, n = text.length; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 34) {
-      // A string: jump to its closing quote (one not escaped by an odd run of backslashes).
-      for (;;) {
-        i = text.indexOf('"', i + 1);
-        if (i < 0) return false;
-        let b = i - 1;
-        while (text.charCodeAt(b) === 92) b--;
-        if ((i - 1 - b) % 2 === 0) break;
-      }
+      i = stringEnd(text, i);
+      if (i < 0) return false;
     } else if (c === 123 || c === 91) {
       if (++depth > limit) return true;
     } else if (c === 125 || c === 93) {
@@ -117,13 +122,8 @@ function quoteUnsafeIntegers(text: string): string | undefined {
   for (let i = 0, n = text.length; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 34) {
-      for (;;) {
-        i = text.indexOf('"', i + 1);
-        if (i < 0) return undefined;
-        let b = i - 1;
-        while (text.charCodeAt(b) === 92) b--;
-        if ((i - 1 - b) % 2 === 0) break;
-      }
+      i = stringEnd(text, i);
+      if (i < 0) return undefined;
     } else if (c === 45 || (c >= 48 && c <= 57)) {
       let j = i + 1;
       while (j < n && text.charCodeAt(j) >= 48 && text.charCodeAt(j) <= 57) j++;

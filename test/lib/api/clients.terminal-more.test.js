@@ -8,18 +8,8 @@ const assert = require('node:assert/strict');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
-const { startSimulator, TerminalClient, GatewayError } = require(ROOT);
-
-async function refused(promise, code) {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof GatewayError, `a GatewayError, not ${err}`);
-    assert.equal(err.code, code, err.message);
-    return err;
-  }
-  assert.fail(`expected ${code}`);
-}
+const { startSimulator, TerminalClient } = require(ROOT);
+const { refused } = require('../../helpers/clients');
 
 describe('TerminalClient: inventory, look-ups, service information, many destinations, any call', function () {
   this.timeout(60000);

@@ -11,6 +11,7 @@ import { resolveGatewayBase } from '../../transport/endpoints';
 import { ClientCredentialsBearer, StaticBearer } from '../../account/auth';
 import type { Account } from '../../account/account';
 import { ErrorCatalogue } from '../catalogue';
+import { withExtraQuery as withQuery } from '../gateway-context';
 import { nameErrors, throwOnCallError, type CatalogueHolder } from '../gateway-errors';
 import {
   CANCELLATION_STATUS_NAMES,
@@ -37,7 +38,7 @@ import {
   type SubmitResult,
 } from '../terminal';
 import { checkGeneralItem, checkModeItem, readIds, type GeneralItem, type ItemDefaults, type ModeItem } from '../terminal-inputs';
-import { moreCalls, type MoreCalls } from './terminal-more';
+import { moreCalls, type MoreCalls, type MultipleMessageInput } from './terminal-more';
 import { clientAccount, closedError, commonLimits, intOption, optionsObject, requiredText, textOption, type CommonClientOptions } from './options';
 
 /** What a request of area (a) needs of its account: an `iotgw-gateway` config node, or a TerminalClient. */
@@ -126,16 +127,6 @@ export async function postMessages(g: TerminalContext, items: GeneralItem[], o: 
   return nameErrors(g, subs, o.signal);
 }
 
-/** `base` with `extra` merged last; a null or undefined value in `extra` removes the parameter. */
-function withQuery(base: Query, extra: Query | undefined): Query {
-  if (!extra) return base;
-  const out: Query = { ...base };
-  for (const [k, v] of Object.entries(extra)) {
-    if (v === undefined || v === null) delete out[k];
-    else out[k] = v;
-  }
-  return out;
-}
 
 /** GET get/subaccounts/fw_status_updates (endpoint 3): one page from `fromUtc` (the reply's own records, not a copy). */
 export async function getStatusPage(g: TerminalContext, fromUtc: string, o: CallOptions = {}): Promise<FeedReply<StatusRecord>> {
@@ -183,14 +174,8 @@ export interface ModeInput {
 }
 
 /** A general to-mobile message: RawPayload (SIN, MIN, then the bytes) or Payload in the common message format. */
-export interface MessageInput {
+export interface MessageInput extends MultipleMessageInput {
   DestinationID: string;
-  UserMessageID?: number | string | bigint;
-  RawPayload?: Buffer | Uint8Array | number[] | string;
-  Payload?: { Name?: string; SIN: number; MIN: number; Fields?: unknown };
-  TransportType?: number;
-  MessageLifetime?: number;
-  MessageClass?: number;
 }
 
 export interface SubmitModesOptions extends Omit<CallOptions, 'slot'> {
