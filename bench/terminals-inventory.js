@@ -12,14 +12,44 @@
  * terminals of each page (the pages are kept nowhere). The child's RSS is read from /proc
  * every 25 ms. Prints one JSON line: RSS before any call (cold), after the one page (idle),
  * the peak while streaming and its distance to both, terminals, pages, calls, calls per
- * 1,000 terminals, seconds, and the machine's load average. Run it with --terminals 10000
- * too: a peak that does not grow with the count is what streaming means.
+ * 1,000 terminals, seconds, the machine's load average, and the floor: what a bare node
+ * process reading the same pages with fetch and JSON.parse peaks above its idle. Run it
+ * with --terminals 10000 too: a peak that does not grow with the count is what streaming means.
  */
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { startSimulator } = require('../dist/simulator');
+const { execFile } = require('node:child_process');
 const { ChildRed, makeUserDir, childGateway } = require('../test/helpers/child-red');
+
+/**
+ * The floor: a bare `node` process (no Node-RED, no package) reading the same pages with
+ * fetch and JSON.parse, each page dropped at once, after the same two warm-up pages. What it
+ * peaks above its own idle is what V8 and undici take for such a walk, whoever walks.
+ */
+const FLOOR = `
+const fs = require('fs');
+const rss = () => Number(/VmRSS:\\s+(\\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
+const [url, size] = process.argv.slice(1);
+const get = async (since) => {
+  const r = await fetch(url + '/api/v1.0/info/terminals?PageSize=' + size + (since ? '&SinceID=' + since : ''), { headers: { authorization: 'Bearer demo-token' } });
+  return JSON.parse(await r.text()).Terminals;
+};
+(async () => {
+  await get(); await get();
+  await new Promise((r) => setTimeout(r, 1000));
+  const idle = rss(); let peak = idle; let since; let n = 0;
+  for (;;) { const t = await get(since); if (!t.length) break; n += t.length; since = t[t.length - 1].PrimeID; peak = Math.max(peak, rss()); }
+  process.stdout.write(JSON.stringify({ n, idle, peak }));
+})();
+`;
+
+function floor(url, pageSize) {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['-e', FLOOR, url, String(pageSize)], { timeout: 600_000 }, (err, stdout) => (err ? reject(err) : resolve(JSON.parse(stdout))));
+  });
+}
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(name);
@@ -98,8 +128,12 @@ async function main() {
       aboveColdMb: Math.round((peak - cold) * 10) / 10,
       seconds: Math.round(seconds * 10) / 10,
       loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100),
+      floorAboveIdleMb: undefined,
       cpus: os.cpus().length,
     };
+    await red.kill('SIGTERM');
+    const f = await floor(sim.url, pageSize);
+    out.floorAboveIdleMb = Math.round((f.peak - f.idle) * 10) / 10;
     console.log(`inventory: ${JSON.stringify(out)}`);
     if (process.env.BENCH_NODE_ARGS) console.log(red.output.slice(-6000));
   } finally {
