@@ -189,6 +189,12 @@
             var test = integer ? IOTGW.intIn(min, max) : IOTGW.numIn(min, max);
             return IOTGW.check(type, test, integer ? 'intRange' : 'numRange', false, { min: min, max: max });
         },
+        /** `validate` where an empty value is allowed too (it means a default the runtime picks). */
+        emptyOr: function (validate) {
+            return function (v, opt) {
+                return text(v) === '' || validate.call(this, v, opt);
+            };
+        },
         /**
          * What an account dialog (iotgw-gateway, iotgw-app) does when it opens: the reason
          * under a bad base URL (#node-config-baseUrl-error, `<type>.errors.baseUrl`), its four

@@ -112,7 +112,7 @@ if (!chromium) {
         await page.waitForFunction(() => $('#red-ui-sidebar .iotgw-sb-card:visible').length === 2, null, { timeout: 15000 });
         const before = await cards(page);
         assert.deepEqual(before.map((c) => c.name).sort(), ['fleet gateway', 'platform']);
-        assert.deepEqual(before.find((c) => c.name === 'fleet gateway').groups, { SEND: 0, GET: 0 });
+        assert.deepEqual(before.find((c) => c.name === 'fleet gateway').groups, { SEND: 0, GET: 0, INFO: 0 });
         // The burst: 8 SEND calls at 3 per 4 s. The bar follows it without a reload.
         const r = await fetch(`${nr.url.replace(/\/$/, '')}/inject/sbgo`, { method: 'POST' });
         assert.equal(r.status, 200);

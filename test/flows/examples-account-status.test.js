@@ -23,7 +23,7 @@ describe('example flow: account status alerts', function () {
     const alerts = [...collect(get('iotgw-ex-acct-behind')), ...collect(get('iotgw-ex-acct-throttled'))];
     get('iotgw-ex-acct-now').receive({ payload: Date.now() });
     await until(() => groups.length === 1, 5000, 'a reading');
-    assert.deepEqual(Object.keys(groups[0].payload.groups), ['SEND', 'GET']);
+    assert.deepEqual(Object.keys(groups[0].payload.groups), ['SEND', 'GET', 'INFO']);
     assert.equal(groups[0].payload.groups.SEND.limit, 5);
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(alerts.length, 0);

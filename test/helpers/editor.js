@@ -152,7 +152,7 @@ async function ensureConfigNodes(ed) {
 }
 
 /** Dialogs with no text field but the name: iotgw-codec (action, messages: selects; definitions: a config node). */
-const ONLY_SELECTS = new Set(['iotgw-codec']);
+const ONLY_SELECTS = new Set(['iotgw-codec', 'iotgw-message-lookup', 'iotgw-gateway-info']);
 /** The candidate invalid values for a validated field, tried in order. */
 const BAD_VALUES = ['not valid!', '-1', '99999999999', 'ftp://example.com', '1.5', 'x'.repeat(300), ''];
 

@@ -18,15 +18,15 @@ const ALL_NODES = [...OUR_NODES, ...CORE_NODES];
 
 const { DEMO_CREDS, gatewayNode, modeNode, sendMessageNode, messagePollerNode } = require('./flows');
 
-/** Loads a flow into the real runtime; returns {get(id)}. */
+/** Loads a flow into the real runtime (with `extraNodes`: core node modules a test wires in, such as join); returns {get(id)}. */
 const CONFIG_TYPES = new Set(['iotgw-gateway', 'iotgw-app', 'iotgw-definitions', 'tls-config']);
 
-function load(flow, credentials = { gw: DEMO_CREDS }) {
+function load(flow, credentials = { gw: DEMO_CREDS }, extraNodes = []) {
   // Flow nodes live on a tab (Catch nodes need one); config nodes stay global.
   const nodes = [{ id: 'flow', type: 'tab', label: 'test' }, ...flow.map((n) => (CONFIG_TYPES.has(n.type) || n.z ? n : { z: 'flow', ...n }))];
   return new Promise((resolve, reject) => {
     helper
-      .load(ALL_NODES, nodes, credentials, () => resolve({ get: (id) => helper.getNode(id) }))
+      .load([...ALL_NODES, ...extraNodes], nodes, credentials, () => resolve({ get: (id) => helper.getNode(id) }))
       .catch(reject);
   });
 }

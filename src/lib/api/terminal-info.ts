@@ -12,6 +12,7 @@ import { schema, type Infer } from '../common/schema';
 import { throwOnCallError, type CatalogueHolder } from './gateway-errors';
 import { checkReply } from './terminal';
 import { MalformedRecord, readRecords } from './records';
+import { withExtraQuery } from './gateway-context';
 
 /** The endpoints of this file, under `/api/v{version}/`. */
 export const TERMINAL_INFO_PATHS = { terminalUpdates: 'info/terminal_updates' } as const;
@@ -72,20 +73,10 @@ export interface TerminalUpdatesPage {
   nextFromUtc: string | null | undefined;
 }
 
-/** `base` with `extra` merged last; a null or undefined value in `extra` removes the parameter. */
-export function withQuery(base: Query, extra: Query | undefined): Query {
-  const out: Query = { ...base };
-  for (const [k, v] of Object.entries(extra ?? {})) {
-    if (v === undefined || v === null) delete out[k];
-    else out[k] = v;
-  }
-  return out;
-}
-
 /** GET info/terminal_updates: one page of terminal changes from `fromUtc` (INFO group). */
 export async function getTerminalUpdatesPage(g: InfoContext, fromUtc: string, o: { query?: Query; signal?: AbortSignal } = {}): Promise<TerminalUpdatesPage> {
   const p = g.apiPath(TERMINAL_INFO_PATHS.terminalUpdates);
-  const res = await g.client().request({ method: 'GET', path: p, query: withQuery({ FromUTC: fromUtc }, o.query), group: 'INFO', auth: g.bearerAuth(), idempotent: true, signal: o.signal });
+  const res = await g.client().request({ method: 'GET', path: p, query: withExtraQuery({ FromUTC: fromUtc }, o.query), group: 'INFO', auth: g.bearerAuth(), idempotent: true, signal: o.signal });
   const reply = checkReply<{ ErrorID?: number | null; NextFromUTC?: string | null; Terminals?: unknown[] | null }>(terminalUpdatesReply, res.body, `GET ${p}`);
   await throwOnCallError(g, reply.ErrorID, `GET ${p}`, res.statusCode, o.signal);
   return { records: readRecords<TerminalInfo>(terminalInfoCheck, reply.Terminals, TERMINAL_TIME), nextFromUtc: reply.NextFromUTC };

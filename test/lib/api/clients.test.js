@@ -11,7 +11,8 @@ const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const pkg = require(ROOT);
-const { startSimulator, TerminalClient, BrokerClient, AppClient, GatewayError } = pkg;
+const { refused } = require('../../helpers/clients');
+const { startSimulator, TerminalClient, BrokerClient, AppClient } = pkg;
 
 const DEST = '01000001SKYA001';
 const ABOVE_2_53 = '9007199254740993'; // 2^53 + 1: not a JS number
@@ -21,18 +22,6 @@ function runNode(code) {
   return new Promise((resolve) => {
     execFile(process.execPath, ['-e', code], { cwd: ROOT, timeout: 60000 }, (err, stdout, stderr) => resolve({ code: err ? err.code ?? 1 : 0, stdout, stderr }));
   });
-}
-
-/** Expects a rejection with GatewayError `code`; returns the error. */
-async function refused(promise, code) {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof GatewayError, `a GatewayError, not ${err}`);
-    assert.equal(err.code, code, err.message);
-    return err;
-  }
-  assert.fail(`expected ${code}`);
 }
 
 describe('typed clients from plain Node.js', function () {

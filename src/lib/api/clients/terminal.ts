@@ -11,6 +11,7 @@ import { resolveGatewayBase } from '../../transport/endpoints';
 import { ClientCredentialsBearer, StaticBearer } from '../../account/auth';
 import type { Account } from '../../account/account';
 import { ErrorCatalogue } from '../catalogue';
+import { withExtraQuery as withQuery } from '../gateway-context';
 import { nameErrors, throwOnCallError, type CatalogueHolder } from '../gateway-errors';
 import {
   CANCELLATION_STATUS_NAMES,
@@ -40,7 +41,8 @@ import {
 import { checkGeneralItem, checkModeItem, readIds, type GeneralItem, type ItemDefaults, type ModeItem } from '../terminal-inputs';
 import { MalformedRecord, readRecords } from '../records';
 import { guardedPage } from './feed-guard';
-import { getTerminalUpdatesPage, terminalOut, terminalTime, withQuery, type TerminalInfo } from '../terminal-info';
+import { getTerminalUpdatesPage, terminalOut, terminalTime, type TerminalInfo } from '../terminal-info';
+import { moreCalls, type MoreCalls, type MultipleMessageInput } from './terminal-more';
 import { clientAccount, closedError, commonLimits, intOption, optionsObject, requiredText, textOption, type CommonClientOptions } from './options';
 
 /** What a request of area (a) needs of its account: an `iotgw-gateway` config node, or a TerminalClient. */
@@ -174,6 +176,8 @@ export interface TerminalClientOptions extends CommonClientOptions {
   token?: string;
   /** Items per call (longer lists are sent in several calls, in turn). Default 100. */
   maxBatchSize?: number;
+  /** Calls per window of the INFO group (info/*). Default: rateLimitCalls. */
+  infoRateLimitCalls?: number;
 }
 
 /** A ModeMessage (endpoint 1); Mode and WakeupInterval default to the call's options. */
@@ -186,14 +190,8 @@ export interface ModeInput {
 }
 
 /** A general to-mobile message: RawPayload (SIN, MIN, then the bytes) or Payload in the common message format. */
-export interface MessageInput {
+export interface MessageInput extends MultipleMessageInput {
   DestinationID: string;
-  UserMessageID?: number | string | bigint;
-  RawPayload?: Buffer | Uint8Array | number[] | string;
-  Payload?: { Name?: string; SIN: number; MIN: number; Fields?: unknown };
-  TransportType?: number;
-  MessageLifetime?: number;
-  MessageClass?: number;
 }
 
 export interface SubmitModesOptions extends Omit<CallOptions, 'slot'> {
@@ -242,6 +240,7 @@ function asList(v: unknown, name: string): unknown[] {
  * the field); a throttled call waits for its window and retries; int64 IDs stay exact.
  * Call `close()` when done: it ends the client's connections.
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class TerminalClient implements TerminalContext {
   readonly catalogue: ErrorCatalogue;
   private readonly account: Account;
@@ -267,7 +266,7 @@ export class TerminalClient implements TerminalContext {
       label: `gateway ${new URL(base.baseUrl).host}`,
       baseUrl: base.baseUrl,
       ...limits,
-      groups: { SEND: limit, GET: limit, INFO: limit },
+      groups: { SEND: limit, GET: limit, INFO: { calls: intOption(opts, 'infoRateLimitCalls', limit.calls, 0, 100_000), windowMs: limit.windowMs } },
       throttled: isThrottleReply,
       principal: clientId,
       auth: {
@@ -381,3 +380,9 @@ export class TerminalClient implements TerminalContext {
     return out;
   }
 }
+
+// ---- issue 35, "More of the gateway": terminalsPage, terminals, terminal, lookupStatuses, lookupMessages,
+// serviceInfo, broadcastIds, subaccounts, submitToMultiple, call (clients/terminal-more.ts) ----
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging
+export interface TerminalClient extends MoreCalls {}
+Object.assign(TerminalClient.prototype, moreCalls);
