@@ -13,6 +13,7 @@ import { TerminalGateway, type TerminalOptions } from './terminal';
 import { parseJson } from '../lib/common/int64';
 import { AREAS } from './areas';
 import type { MobileOptions } from './messages';
+import type { FleetOptions } from './terminal-fleet';
 
 export interface SimulatorOptions {
   port?: number;
@@ -20,6 +21,8 @@ export interface SimulatorOptions {
   terminal?: Partial<TerminalOptions>;
   /** From-mobile and general messages (messages.ts); `reportEveryMs` > 0 makes terminals report. */
   messages?: Partial<MobileOptions>;
+  /** The fleet of the inventory (terminal-fleet.ts): size (default 3,000), seed, shares. */
+  fleet?: Partial<FleetOptions>;
   /** Extra reply latency in ms for every call. */
   latencyMs?: number;
 }
@@ -41,7 +44,7 @@ export class Simulator {
   readonly areas: Record<string, SimArea> = {};
 
   constructor(readonly options: SimulatorOptions & Record<string, unknown> = {}) {
-    this.terminal = new TerminalGateway(options.terminal);
+    this.terminal = new TerminalGateway(options.terminal, options.fleet);
     this.server.latencyMs = options.latencyMs ?? 0;
     if (options.messages) this.terminal.mobile.configure(options.messages);
     this.terminal.mount(this.server);

@@ -45,7 +45,7 @@ export interface TerminalHost {
   acceptMessage(term: Terminal): bigint;
   /** The request's JSON array, or the 415/400 reply the gateway gives instead. */
   jsonArray(r: SimRequest): unknown[] | SimReply;
-  guard(r: SimRequest, group: 'SEND' | 'GET' | undefined, handle: (account: string) => SimReply | Promise<SimReply>, superOnly?: boolean): Promise<SimReply>;
+  guard(r: SimRequest, group: 'SEND' | 'GET' | 'INFO' | undefined, handle: (account: string) => SimReply | Promise<SimReply>, superOnly?: boolean): Promise<SimReply>;
 }
 import type { CmfField } from '../lib/api/cmf';
 

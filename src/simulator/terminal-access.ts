@@ -1,8 +1,8 @@
 /**
  * Area (a), who may call and how often: the token endpoint (client credentials), bearer
  * tokens (issued or static), the super-account check, the service-wide limit (503), the
- * per-account concurrency cap and each throttle group's sliding window (429, or HTTP 200
- * with ErrorID 24579/24581 as an option).
+ * per-account concurrency cap and each throttle group's sliding window (SEND, GET, INFO: 429,
+ * or HTTP 200 with ErrorID 24579 for SEND, 24581 for GET and INFO, as an option).
  */
 import type { SimReply, SimRequest } from './server';
 import { SimWindow, json } from './server';
@@ -60,7 +60,7 @@ export class TerminalAccess {
   }
 
   /** Auth, service limit, concurrency cap and the throttle group's window, then `handle`. */
-  async guard(r: SimRequest, group: 'SEND' | 'GET' | undefined, handle: (account: string) => SimReply | Promise<SimReply>, superOnly = false): Promise<SimReply> {
+  async guard(r: SimRequest, group: 'SEND' | 'GET' | 'INFO' | undefined, handle: (account: string) => SimReply | Promise<SimReply>, superOnly = false): Promise<SimReply> {
     const account = this.authenticate(r);
     if (!account) {
       this.gw.counters.unauthorized++;
@@ -81,7 +81,7 @@ export class TerminalAccess {
   }
 
   /** The reply of a call over a limit (service, concurrency, the group's window), or undefined. */
-  private limits(account: string, group: 'SEND' | 'GET' | undefined): SimReply | undefined {
+  private limits(account: string, group: 'SEND' | 'GET' | 'INFO' | undefined): SimReply | undefined {
     const options = this.gw.options;
     if (!this.service.take(this.gw.now())) {
       this.gw.counters.throttled++;
@@ -105,10 +105,11 @@ export class TerminalAccess {
   }
 
   /** A throttled reply in the configured form. */
-  private throttledReply(group: 'SEND' | 'GET', w?: SimWindow): SimReply {
+  private throttledReply(group: 'SEND' | 'GET' | 'INFO', w?: SimWindow): SimReply {
     this.gw.counters.throttled++;
     const errorId = group === 'SEND' ? ERRORS.SUBMIT_RATE_EXCEEDED : ERRORS.STATUS_RATE_EXCEEDED;
     if (this.gw.options.throttleAs === 'errorId') {
+      if (group === 'INFO') return json(200, { ErrorID: errorId });
       return json(200, group === 'SEND' ? { ErrorID: errorId, Submissions: null } : { ErrorID: errorId, NextFromUTC: null, Statuses: null });
     }
     return json(429, { ErrorID: errorId }, w ? this.retryHeader(w) : undefined);

@@ -59,9 +59,12 @@ export class StatusFeed {
 
   /** A record of message `m` as it is now (late by `lateBySeconds` when set). */
   record(m: Message): void {
-    const term = this.gw.terminals.get(m.terminal);
+    const term = m.broadcast ? undefined : this.gw.terminals.get(m.terminal);
+    const sec = this.nowSec() - Math.max(0, this.gw.options.lateBySeconds);
+    m.statusSec = sec;
+    m.referenceNumber = this.nextRef;
     this.events.add({
-      sec: this.nowSec() - Math.max(0, this.gw.options.lateBySeconds),
+      sec,
       ID: m.id,
       State: m.state,
       IsClosed: m.closed,

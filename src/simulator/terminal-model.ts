@@ -24,6 +24,12 @@ export const ERRORS = {
   MESSAGE_NOT_FOUND: 106,
   MESSAGE_ALREADY_CLOSED: 107,
   INVALID_FROM_UTC: 108,
+  INVALID_PAGE_SIZE: 109,
+  TERMINAL_NOT_FOUND: 110,
+  TOO_MANY_DESTINATIONS: 111,
+  TOO_MANY_IDS: 112,
+  /** A name the package does not carry: only the live catalogue names it. */
+  TERMINAL_SUSPENDED: 21786,
   SUBMIT_RATE_EXCEEDED: 24579,
   STATUS_RATE_EXCEEDED: 24581,
 } as const;
@@ -38,6 +44,11 @@ export const CATALOGUE = [
   { ID: 106, Name: 'MESSAGE_NOT_FOUND', Description: 'No to-mobile message with this ID' },
   { ID: 107, Name: 'MESSAGE_ALREADY_CLOSED', Description: 'The message is already closed and cannot be cancelled' },
   { ID: 108, Name: 'INVALID_FROM_UTC', Description: 'FromUTC is missing or not yyyy-MM-dd HH:mm:ss' },
+  { ID: 109, Name: 'INVALID_PAGE_SIZE', Description: 'PageSize must be a whole number from 1 to 1000' },
+  { ID: 110, Name: 'TERMINAL_NOT_FOUND', Description: 'No terminal with this PrimeID on this account' },
+  { ID: 111, Name: 'TOO_MANY_DESTINATIONS', Description: 'Too many destinations in one call' },
+  { ID: 112, Name: 'TOO_MANY_IDS', Description: 'Too many IDs in IDList (at most 100)' },
+  { ID: 21786, Name: 'TERMINAL_SERVICE_SUSPENDED', Description: "The terminal's service is suspended: it accepts no to-mobile message" },
   { ID: 24579, Name: 'SUBMIT_RATE_EXCEEDED', Description: 'Submit rate exceeded' },
   { ID: 24581, Name: 'STATUS_RATE_EXCEEDED', Description: 'Status retrieval rate exceeded' },
 ];
@@ -52,6 +63,10 @@ export interface Terminal {
   mode: number;
   wakeup: number;
   account: string;
+  /** Materialized from the fleet (terminal-fleet.ts): it reports through the fleet's demo, not every tick. */
+  fleet?: boolean;
+  /** Its service is suspended: to_multiple refuses it with ErrorID 21786. */
+  suspended?: boolean;
 }
 
 export interface Account {
@@ -61,6 +76,8 @@ export interface Account {
   staticTokens: string[];
   superAccount: boolean;
   subaccounts: string[];
+  /** The account's number (AccountID of info/subaccount/list). */
+  accountNumber?: number;
 }
 
 export interface TerminalOptions {
@@ -106,6 +123,18 @@ export interface TerminalOptions {
   resultOrder: 'in-order' | 'reversed';
   /** The token endpoint answers a refused login with `http` 401 or with HTTP 200 + `error`. */
   tokenErrorAs: 'http' | 'ok-with-error';
+  /** Most destinations of one submit/to_multiple call (not public; guess 100). */
+  maxDestinations: number;
+  /** Most IDs of one get/fw_messages or get/fw_statuses call. */
+  maxIds: number;
+  /** Most terminals in one info/terminal_updates reply. */
+  maxTerminalUpdates: number;
+  /** Largest PageSize of info/terminals (and its default). */
+  maxPageSize: number;
+  /** info/broadcast and info/subaccount/list in the `current` form or the `predecessor`'s (BroadcastInfos; Name, AccountID as text). */
+  infoForm: 'current' | 'predecessor';
+  /** IsClosed of a broadcast message in its final State 7 (the facts: IsClosed is true for 1 to 5 only). */
+  broadcastIsClosed: boolean;
 }
 
 export const DEFAULT_TERMINAL_OPTIONS: TerminalOptions = {
@@ -132,11 +161,17 @@ export const DEFAULT_TERMINAL_OPTIONS: TerminalOptions = {
   echoDestination: 'as-sent',
   resultOrder: 'in-order',
   tokenErrorAs: 'http',
+  maxDestinations: 100,
+  maxIds: 100,
+  maxTerminalUpdates: 500,
+  maxPageSize: 1000,
+  infoForm: 'current',
+  broadcastIsClosed: false,
 };
 
 export const DEFAULT_ACCOUNTS: Account[] = [
-  { clientId: 'demo', clientSecret: 'demo-secret', staticTokens: ['demo-token'], superAccount: true, subaccounts: ['sub'] },
-  { clientId: 'sub', clientSecret: 'sub-secret', staticTokens: ['sub-token'], superAccount: false, subaccounts: [] },
+  { clientId: 'demo', clientSecret: 'demo-secret', staticTokens: ['demo-token'], superAccount: true, subaccounts: ['sub'], accountNumber: 10001 },
+  { clientId: 'sub', clientSecret: 'sub-secret', staticTokens: ['sub-token'], superAccount: false, subaccounts: [], accountNumber: 10002 },
 ];
 
 export const DEFAULT_TERMINALS: Array<Pick<Terminal, 'id' | 'family' | 'online'>> = [
@@ -157,6 +192,24 @@ export interface Message {
   createSec: number;
   state: number;
   closed: boolean;
+  /** A message to a broadcast ID: it ends in State 7 (BROADCAST_SUBMITTED). */
+  broadcast?: boolean;
+  /** What was sent (get/fw_messages gives it back). */
+  payload?: { RawPayload?: string; Payload?: unknown };
+  /** The second of its last state change, and its reference number. */
+  statusSec?: number;
+  referenceNumber?: number;
+}
+
+/** A broadcast ID: 8 digits, GRP, 4 characters (e.g. 12345678GRPAB12). */
+export const BROADCAST_ID = /^\d{8}GRP[0-9A-Z]{4}$/;
+
+/** Throttle groups: info/* in INFO, get/* in GET, submit/* and terminal/* in SEND. */
+export type ThrottleGroup = 'SEND' | 'GET' | 'INFO';
+
+/** The accounts whose data `account` sees: its own and, for a super account, its subaccounts'. */
+export function visibleAccounts(accounts: Map<string, Account>, account: string): Set<string> {
+  return new Set([account, ...(accounts.get(account)?.subaccounts ?? [])]);
 }
 
 /** A terminal ID of the prime form (acceptUnknownTerminals turns such unknown IDs into terminals). */
@@ -184,4 +237,6 @@ export interface TerminalContext {
   readonly accounts: Map<string, Account>;
   readonly terminals: Map<string, Terminal>;
   addTerminal(t: Partial<Terminal> & { id: string }): Terminal;
+  /** A terminal's mode or wake-up changed (a mode message arrived): the fleet records an update. */
+  terminalChanged?(term: Terminal): void;
 }

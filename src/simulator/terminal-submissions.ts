@@ -65,6 +65,7 @@ export class Submissions {
         m.closed = true;
         term.mode = m.mode;
         term.wakeup = m.wakeup;
+        this.gw.terminalChanged?.(term);
       } else {
         m.state = STATE.TIMED_OUT;
         m.closed = true;

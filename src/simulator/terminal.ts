@@ -22,7 +22,6 @@ import { MobileMessages } from './messages';
 import { TerminalAccess } from './terminal-access';
 import { StatusFeed } from './terminal-feed';
 import {
-  CATALOGUE,
   DEFAULT_ACCOUNTS,
   DEFAULT_TERMINAL_OPTIONS,
   DEFAULT_TERMINALS,
@@ -35,6 +34,8 @@ import {
   type TerminalOptions,
 } from './terminal-model';
 import { Submissions, jsonArray } from './terminal-submissions';
+import { Fleet, TerminalMap, type FleetOptions } from './terminal-fleet';
+import { TerminalInfoCalls } from './terminal-info';
 
 export { formatUtc, parseUtc };
 export { DEFAULT_ACCOUNTS, DEFAULT_TERMINAL_OPTIONS, DEFAULT_TERMINALS, ERRORS, STATE, WAKEUP_SECONDS } from './terminal-model';
@@ -43,7 +44,10 @@ export type { Account, Terminal, TerminalOptions } from './terminal-model';
 export class TerminalGateway implements TerminalContext {
   options: TerminalOptions;
   accounts = new Map<string, Account>();
-  terminals = new Map<string, Terminal>();
+  /** The inventory (terminal-fleet.ts): a few thousand terminals generated from a seed. */
+  readonly fleet: Fleet;
+  /** Terminals by ID: those added, and fleet terminals materialized at their first look-up. */
+  terminals: Map<string, Terminal> = new TerminalMap<Terminal>((id) => this.fromFleet(id));
   /** Counters for tests and benchmarks. */
   readonly counters: TerminalCounters = { submitted: 0, rejected: 0, cancelled: 0, statusRecordsServed: 0, throttled: 0, unauthorized: 0 };
   now: () => number = Date.now;
@@ -53,9 +57,13 @@ export class TerminalGateway implements TerminalContext {
   private ticker: NodeJS.Timeout | undefined;
   /** General to-mobile and from-mobile messages (messages.ts). */
   readonly mobile = new MobileMessages(this);
+  /** The info/* calls (terminal-info.ts). */
+  readonly info: TerminalInfoCalls;
 
-  constructor(options: Partial<TerminalOptions> = {}) {
+  constructor(options: Partial<TerminalOptions> = {}, fleet: Partial<FleetOptions> = {}) {
     this.options = { ...DEFAULT_TERMINAL_OPTIONS, ...options };
+    this.fleet = new Fleet(fleet);
+    this.info = new TerminalInfoCalls(this);
     this.access = new TerminalAccess(this);
     this.feed = new StatusFeed(this);
     this.submissions = new Submissions(this, this.feed);
@@ -76,7 +84,22 @@ export class TerminalGateway implements TerminalContext {
   addTerminal(t: Partial<Terminal> & { id: string }): Terminal {
     const term: Terminal = { family: 'IDP', online: true, mode: 0, wakeup: 0, account: 'demo', ...t };
     this.terminals.set(term.id, term);
+    this.fleet.addExtra(term, Math.floor(this.now() / 1000));
     return term;
+  }
+
+  /** A fleet terminal as the gateway's terminal (materialized at its first look-up). */
+  private fromFleet(id: string): Terminal | undefined {
+    const s = this.fleet?.get(id);
+    if (!s) return undefined;
+    return { id: s.id, family: s.family, online: s.online, mode: s.mode, wakeup: s.wakeCode, account: s.account, fleet: true, suspended: s.suspended };
+  }
+
+  /** A mode message reached `term`: the fleet records the change (info/terminal_updates). */
+  terminalChanged(term: Terminal): void {
+    const s = this.fleet.get(term.id);
+    if (!s || (s.mode === term.mode && s.wakeCode === term.wakeup)) return;
+    this.fleet.update(term.id, { mode: term.mode, wakeCode: term.wakeup }, Math.floor(this.now() / 1000));
   }
 
   /** Makes the next message IDs start at `id` (for example near 2^63 - 1). */
@@ -153,9 +176,7 @@ export class TerminalGateway implements TerminalContext {
     at('POST', 'submit/cancellations', 'terminal/cancel', (r) => this.guard(r, 'SEND', () => this.submissions.cancel(r)));
     at('GET', 'get/subaccounts/fw_status_updates', 'terminal/status', (r) => this.guard(r, 'GET', (acct) => this.statusUpdates(r, acct), true));
     this.mobile.mount(sim, at);
-    at('GET', 'info/service', 'terminal/info', (r) =>
-      this.guard(r, undefined, () => json(200, { ErrorID: 0, Version: '1.0.0', ErrorCodes: r.query.get('GetErrorCodes') === 'true' ? CATALOGUE : null })),
-    );
+    this.info.mount(at);
   }
 
   /**
@@ -167,7 +188,7 @@ export class TerminalGateway implements TerminalContext {
   }
 
   /** Auth, service limit, concurrency cap and the throttle group's window (also used by messages.ts). */
-  guard(r: SimRequest, group: 'SEND' | 'GET' | undefined, handle: (account: string) => SimReply | Promise<SimReply>, superOnly = false): Promise<SimReply> {
+  guard(r: SimRequest, group: 'SEND' | 'GET' | 'INFO' | undefined, handle: (account: string) => SimReply | Promise<SimReply>, superOnly = false): Promise<SimReply> {
     return this.access.guard(r, group, handle, superOnly);
   }
 
