@@ -23,6 +23,8 @@ export interface GatewayConfig extends NodeDef {
   baseUrl: string;
   apiVersion: string;
   rateLimitCalls: number | string;
+  /** Calls per window of the INFO group (info/*); absent or "": rateLimitCalls. */
+  infoRateLimitCalls?: number | string;
   rateLimitWindowSeconds: number | string;
   maxConcurrent: number | string;
   maxBatchSize: number | string;
@@ -53,6 +55,8 @@ export function migrateGatewayConfig(config: Partial<GatewayConfig>): GatewayCon
   } as GatewayConfig;
 }
 
+const absentSetting = (v: unknown) => v === undefined || v === null || (typeof v === 'string' && v.trim() === '');
+
 export function gatewaySettings(config: GatewayConfig): GatewaySettings {
   const apiVersion = String(config.apiVersion ?? '1.0').trim() || '1.0';
   if (!/^[0-9A-Za-z.]{1,16}$/.test(apiVersion)) {
@@ -70,6 +74,7 @@ export function gatewaySettings(config: GatewayConfig): GatewaySettings {
     brokerBaseUrl: brokerRaw ? trimBase(brokerRaw, 'brokerBaseUrl') : '',
     brokerTokenUrl: tokenRaw ? checkBaseUrl(tokenRaw, 'brokerTokenUrl').href : '',
     rateLimitCalls: Math.round(numberSetting(config.rateLimitCalls, 5, 0, 100000)),
+    infoRateLimitCalls: Math.round(numberSetting(absentSetting(config.infoRateLimitCalls) ? config.rateLimitCalls : config.infoRateLimitCalls, 5, 0, 100000)),
     rateLimitWindowMs: Math.round(numberSetting(config.rateLimitWindowSeconds, 60, 0, 86400) * 1000),
     maxConcurrent: Math.round(numberSetting(config.maxConcurrent, 3, 1, 1000)),
     maxBatchSize: Math.round(numberSetting(config.maxBatchSize, 100, 1, 100000)),
@@ -196,7 +201,7 @@ function openAccount(node: GatewayNode, rawConfig: GatewayConfig, configError: G
     maxConcurrent: s.maxConcurrent,
     maxRetries: s.maxRetries,
     maxQueue: s.maxQueue,
-    groups: { SEND: limit, GET: limit },
+    groups: { SEND: limit, GET: limit, INFO: { calls: s.infoRateLimitCalls, windowMs: s.rateLimitWindowMs } },
     tls,
     configError,
     throttled: isThrottleReply,

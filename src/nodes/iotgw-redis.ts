@@ -15,14 +15,14 @@ import { redisSharedState, type RedisAccountSettings } from '../lib/account/redi
 import { provideSharedState } from '../lib/account/shared';
 import type { AccountKey } from '../lib/account/types';
 
-/** The limits of an account as its config node read them (gateway: SEND and GET; app: APP). */
+/** The limits of an account as its config node read them (gateway: SEND, GET and INFO; app: APP). */
 function accountSettings(RED: NodeAPI, account: AccountKey): RedisAccountSettings {
   const n = RED.nodes.getNode(account.id) as (Node & { settings?: Record<string, unknown> }) | null;
   const s = n?.settings ?? {};
   const num = (k: string, d: number) => (typeof s[k] === 'number' && Number.isFinite(s[k]) ? (s[k] as number) : d);
   const limit = { calls: num('rateLimitCalls', 5), windowMs: num('rateLimitWindowMs', 60_000) };
   return {
-    groups: account.kind === 'app' ? { APP: limit } : { SEND: limit, GET: limit },
+    groups: account.kind === 'app' ? { APP: limit } : { SEND: limit, GET: limit, INFO: { calls: num('infoRateLimitCalls', limit.calls), windowMs: limit.windowMs } },
     maxConcurrent: num('maxConcurrent', 3),
     timeoutMs: num('timeoutMs', 30_000),
   };

@@ -21,6 +21,7 @@ import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, t
 import type { SubmitResult } from '../lib/api/terminal';
 import { checkGeneralItem, type GeneralItem, type ItemDefaults } from '../lib/api/terminal-inputs';
 import { postMessages } from '../lib/api/clients/terminal';
+import { DEFAULT_MAX_DESTINATIONS, checkMultipleItem, isMultipleInput, postToMultiple, type MultipleItem } from '../lib/api/to-multiple';
 import { checkSpec } from '../lib/api/cmf';
 import { isDefinitions, isGateway, joinProblems } from '../lib/node-red/guards';
 import type { Definitions } from '../lib/codec';
@@ -37,6 +38,8 @@ export interface SendMessageConfig extends NodeDef {
   lingerMs?: string | number;
   /** An iotgw-definitions node ("" = none): items may give `message` and `fields`. */
   definitions?: string;
+  /** Most `Destinations` of one message to many (submit/to_multiple); absent: 100. */
+  maxDestinations?: string | number;
 }
 
 export { checkGeneralItem, type GeneralItem, type ItemDefaults } from '../lib/api/terminal-inputs';
@@ -97,18 +100,39 @@ function nodeDefinitions(config: SendMessageConfig, defsNode: unknown): Definiti
   return defsNode.definitions();
 }
 
+/** An item of msg.payload, checked: a message to one terminal, or (with `Destinations`) to many. */
+type Checked = GeneralItem | MultipleItem;
+const isMultiple = (it: Checked): it is MultipleItem => 'Destinations' in it;
+
 /** Every item of msg.payload checked (encoded first with the definitions); every problem is pushed. */
-function checkItems(payload: unknown, defs: Definitions | undefined, d: ItemDefaults, problems: string[]): GeneralItem[] {
+function checkItems(payload: unknown, defs: Definitions | undefined, d: ItemDefaults, maxDestinations: number, problems: string[]): Checked[] {
   const list = Array.isArray(payload) ? payload : [payload];
-  const items: GeneralItem[] = [];
+  const items: Checked[] = [];
   list.forEach((raw, i) => {
     const where = Array.isArray(payload) ? `msg.payload[${i}]` : 'msg.payload';
     const item = defs ? encodeItem(defs, raw, where, problems) : raw;
     if (item === undefined) return;
-    const it = checkGeneralItem(item, where, d, problems);
+    const it = isMultipleInput(item) ? checkMultipleItem(item, where, d, maxDestinations, problems) : checkGeneralItem(item, where, d, problems);
     if (it) items.push(it);
   });
   return items;
+}
+
+/**
+ * The results in input order: the messages to one terminal through the pool (batched), each
+ * message to many in a call of its own (one result per destination, in the order given).
+ */
+async function submitAll(items: Checked[], single: (list: GeneralItem[]) => Promise<SubmitResult[]>, multiple: (it: MultipleItem) => Promise<SubmitResult[]>): Promise<SubmitResult[]> {
+  const singles = items.filter((it): it is GeneralItem => !isMultiple(it));
+  const [one, ...many] = await Promise.all([singles.length ? single(singles) : Promise.resolve([]), ...items.filter(isMultiple).map(multiple)]);
+  const out: SubmitResult[] = [];
+  let s = 0;
+  let m = 0;
+  for (const it of items) {
+    if (isMultiple(it)) out.push(...many[m++]!);
+    else out.push(one![s++]!);
+  }
+  return out;
 }
 
 function startSendMessage(RED: NodeAPI, node: Node, config: SendMessageConfig): void {
@@ -119,6 +143,7 @@ function startSendMessage(RED: NodeAPI, node: Node, config: SendMessageConfig): 
     MessageClass: optionalSetting(config.messageClass),
     maxRawBytes: Math.round(numberSetting(config.maxRawBytes, 1023, 2, 1_000_000)),
   };
+  const maxDestinations = Math.round(numberSetting(config.maxDestinations, DEFAULT_MAX_DESTINATIONS, 1, 100_000));
   const defsNode = config.definitions ? RED.nodes.getNode(config.definitions) : null;
   const closing = nodeAbortController();
   node.on('close', (_r: boolean, done: () => void) => {
@@ -138,10 +163,11 @@ function startSendMessage(RED: NodeAPI, node: Node, config: SendMessageConfig): 
     const payload = msg.payload;
     if (Array.isArray(payload) && payload.length === 0) throw badInput('msg.payload', 'an empty array; send at least one message');
     const defs = nodeDefinitions(config, defsNode);
-    const items = problems.length ? [] : checkItems(payload, defs, d, problems);
+    const items = problems.length ? [] : checkItems(payload, defs, d, maxDestinations, problems);
     if (problems.length) throw new GatewayError('BAD_INPUT', joinProblems(problems), { field: problems[0]!.split(':')[0] });
     const query = mergeQuery({}, msg.query);
-    send(await submitToOutputs(RED, msg, () => pool.submit(gw, items, query)));
+    const submit = () => submitAll(items, (list) => pool.submit(gw, list, query), (it) => postToMultiple(gw, it, { query, signal: closing.signal }));
+    send(await submitToOutputs(RED, msg, submit));
   });
 }
 

@@ -36,7 +36,7 @@ export class ErrorCatalogue {
       this.loading = (async () => {
         try {
           const { client, auth, path } = this.source();
-          const res = await client.request({ method: 'GET', path, query: { GetErrorCodes: 'true' }, auth, idempotent: true, signal });
+          const res = await client.request({ method: 'GET', path, query: { GetErrorCodes: 'true' }, group: 'INFO', auth, idempotent: true, signal });
           const parsed = catalogueReply().safeParse(res.body);
           if (!parsed.success) throw new Error('bad catalogue');
           const map = new Map<number, CatalogueEntry>();

@@ -23,6 +23,8 @@ export interface GatewaySettings {
   baseUrl: string;
   apiVersion: string;
   rateLimitCalls: number;
+  /** The INFO group's calls per window (info/*). */
+  infoRateLimitCalls: number;
   rateLimitWindowMs: number;
   maxConcurrent: number;
   maxBatchSize: number;

@@ -37,6 +37,7 @@ import {
   type SubmitResult,
 } from '../terminal';
 import { checkGeneralItem, checkModeItem, readIds, type GeneralItem, type ItemDefaults, type ModeItem } from '../terminal-inputs';
+import { moreCalls, type MoreCalls } from './terminal-more';
 import { clientAccount, closedError, commonLimits, intOption, optionsObject, requiredText, textOption, type CommonClientOptions } from './options';
 
 /** What a request of area (a) needs of its account: an `iotgw-gateway` config node, or a TerminalClient. */
@@ -168,6 +169,8 @@ export interface TerminalClientOptions extends CommonClientOptions {
   token?: string;
   /** Items per call (longer lists are sent in several calls, in turn). Default 100. */
   maxBatchSize?: number;
+  /** Calls per window of the INFO group (info/*). Default: rateLimitCalls. */
+  infoRateLimitCalls?: number;
 }
 
 /** A ModeMessage (endpoint 1); Mode and WakeupInterval default to the call's options. */
@@ -236,6 +239,7 @@ function asList(v: unknown, name: string): unknown[] {
  * the field); a throttled call waits for its window and retries; int64 IDs stay exact.
  * Call `close()` when done: it ends the client's connections.
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class TerminalClient implements TerminalContext {
   readonly catalogue: ErrorCatalogue;
   private readonly account: Account;
@@ -261,7 +265,7 @@ export class TerminalClient implements TerminalContext {
       label: `gateway ${new URL(base.baseUrl).host}`,
       baseUrl: base.baseUrl,
       ...limits,
-      groups: { SEND: limit, GET: limit },
+      groups: { SEND: limit, GET: limit, INFO: { calls: intOption(opts, 'infoRateLimitCalls', limit.calls, 0, 100_000), windowMs: limit.windowMs } },
       throttled: isThrottleReply,
       principal: clientId,
       auth: {
@@ -363,3 +367,9 @@ export class TerminalClient implements TerminalContext {
     return out;
   }
 }
+
+// ---- issue 35, "More of the gateway": terminalsPage, terminals, terminal, lookupStatuses, lookupMessages,
+// serviceInfo, broadcastIds, subaccounts, submitToMultiple, call (clients/terminal-more.ts) ----
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging
+export interface TerminalClient extends MoreCalls {}
+Object.assign(TerminalClient.prototype, moreCalls);

@@ -1,0 +1,101 @@
+/**
+ * The terminal inventory (issue 35, real-services.md "More of the gateway"): `info/terminals`
+ * one keyset page at a time (`SinceID` = the last `PrimeID` of the page before; an empty or
+ * missing `Terminals` ends the list) and `info/terminal` for one terminal. Both in the INFO
+ * group. Input checks (BAD_INPUT naming the field) and reply schemas live here, shared by
+ * the `iotgw-terminals` node and TerminalClient.
+ */
+import { GatewayError, badInput } from '../common/errors';
+import { describeType, showValue } from '../common/int64';
+import { schema } from '../common/schema';
+import type { Query } from '../transport/http';
+import { checkReply, exactIds, parseReply } from './terminal';
+import { throwOnCallError } from './gateway-errors';
+import { gatewayGet, type GatewayContext, type LookupOptions } from './gateway-context';
+
+export const INVENTORY_PATHS = { terminals: 'info/terminals', terminal: 'info/terminal' } as const;
+export const MAX_PAGE_SIZE = 1000;
+
+const int32 = schema((z) => z.number().int());
+const int64Out = schema((z) => z.union([z.number().int(), z.string().regex(/^-?\d+$/)]));
+
+/** TerminalInfo: field names confirmed (PascalCase); liberal about the rest. */
+export const terminalInfo = schema((z) =>
+  z
+    .object({
+      PrimeID: z.string(),
+      UnitID: z.union([z.number(), z.string()]).nullish(),
+      Description: z.string().nullish(),
+      LastRegistrationUTC: z.string().nullish(),
+      LastRegistrationMessageID: int64Out().nullish(),
+      LastRegionName: z.string().nullish(),
+      LastSatelliteNetwork: int32().nullish(),
+      LastOperationMode: int32().nullish(),
+      IsRegistered: z.union([z.number(), z.boolean()]).nullish(),
+      UpdateUTC: z.string().nullish(),
+    })
+    .loose(),
+);
+export type TerminalInfo = { PrimeID: string } & Record<string, unknown>;
+
+/** The page reply, checked without copying its terminals (see checkReply). */
+const terminalsReplyCheck = schema((z) => z.object({ ErrorID: int32().nullish(), Terminals: z.array(z.object(terminalInfo().shape)).nullish() }));
+const terminalReply = schema((z) => z.object({ ErrorID: int32().nullish(), Terminal: terminalInfo().nullish() }).loose());
+
+/** A PrimeID: text of 1 to 64 printable characters. */
+export function checkPrimeId(v: unknown, where: string): string {
+  if (typeof v !== 'string') throw badInput(where, `a PrimeID must be text (e.g. "01000005SKYCD96"), not ${describeType(v)}`);
+  const s = v.trim();
+  if (s === '' || s.length > 64 || /[\u0000-\u001f\u007f]/.test(s)) throw badInput(where, `a PrimeID is 1 to 64 printable characters, not ${showValue(v)}`);
+  return s;
+}
+
+/** pageSize: a whole number 1..1000 (numbers or numeric text); `fallback` when absent. */
+export function checkPageSize(v: unknown, where: string, fallback = MAX_PAGE_SIZE): number {
+  if (v === undefined || v === null || v === '') return fallback;
+  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_PAGE_SIZE) throw badInput(where, `must be a whole number from 1 to ${MAX_PAGE_SIZE}, not ${showValue(v)}`);
+  return n;
+}
+
+/** One keyset page: its terminals and the SinceID of the next (null once the list has ended). */
+export interface TerminalPage {
+  terminals: TerminalInfo[];
+  nextSinceId: string | null;
+  statusCode: number;
+}
+
+const ID_KEYS = ['LastRegistrationMessageID'];
+
+/** GET info/terminals: the page after `sinceId` (undefined: the first page). */
+export async function getTerminalsPage(g: GatewayContext, sinceId: string | undefined, pageSize: number, o: LookupOptions = {}): Promise<TerminalPage> {
+  const query: Query = sinceId === undefined ? { PageSize: pageSize } : { PageSize: pageSize, SinceID: sinceId };
+  const res = await gatewayGet(g, INVENTORY_PATHS.terminals, query, o);
+  const where = `GET ${res.path}`;
+  const reply = checkReply<{ ErrorID?: number | null; Terminals?: TerminalInfo[] | null }>(terminalsReplyCheck, res.body, where);
+  await throwOnCallError(g, reply.ErrorID, where, res.statusCode, o.signal);
+  const list = reply.Terminals ?? [];
+  if (list.length > pageSize) throw new GatewayError('BAD_RESPONSE', `${where}: ${list.length} terminals for a page of ${pageSize}`);
+  const last = list.length ? list[list.length - 1]!.PrimeID : null;
+  if (last !== null && sinceId !== undefined && last === sinceId) throw new GatewayError('BAD_RESPONSE', `${where}: the page after ${sinceId} ends with ${sinceId} again; the gateway did not move on`);
+  return { terminals: list.map((t) => exactIds(t, ID_KEYS)), nextSinceId: last, statusCode: res.statusCode };
+}
+
+/** GET info/terminal: one terminal; NOT_FOUND when the gateway does not know it. */
+export async function getTerminal(g: GatewayContext, primeId: string, o: LookupOptions = {}): Promise<{ terminal: TerminalInfo; statusCode: number }> {
+  const res = await gatewayGet(g, INVENTORY_PATHS.terminal, { PrimeID: primeId }, o);
+  const where = `GET ${res.path}`;
+  const reply = parseReply(terminalReply, res.body, where);
+  if (!reply.Terminal) {
+    const id = reply.ErrorID ?? 0;
+    if (id > 0) await g.catalogue.load(o.signal);
+    const e = id > 0 ? g.catalogue.lookup(id) : undefined;
+    throw new GatewayError('NOT_FOUND', `${where}: the gateway knows no terminal ${showValue(primeId)}${id > 0 ? ` (ErrorID ${id}${e ? ` ${e.name}` : ''})` : ''}`, {
+      statusCode: res.statusCode,
+      ...(id > 0 ? { errorId: id } : {}),
+      ...(e ? { errorName: e.name } : {}),
+    });
+  }
+  await throwOnCallError(g, reply.ErrorID, where, res.statusCode, o.signal);
+  return { terminal: exactIds(reply.Terminal as TerminalInfo, ID_KEYS), statusCode: res.statusCode };
+}
