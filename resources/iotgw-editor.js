@@ -195,3 +195,99 @@
     };
     window.IOTGW = IOTGW;
 })();
+
+/*
+ * The feed pollers' dialogs (iotgw-status-poller, iotgw-message-poller, iotgw-terminal-updates)
+ * share their polling block: its defaults and checks (IOTGW.poller.defaults), its rows (IOTGW.rows
+ * writes them where the template has <div data-iotgw-poller></div>), and its labels and context
+ * store select (IOTGW.poller.editor, spread into the definition). Each type's catalogue
+ * holds the texts (`<type>.label.*`, `<type>.output.*`, `<type>.tip.*`, `<type>.errors.*`).
+ */
+(function () {
+    'use strict';
+    var IOTGW = window.IOTGW;
+    if (!IOTGW || IOTGW.poller) { return; }
+
+    /** Each checked setting: its test, its message key, whether it may be empty. */
+    var TESTS = {
+        intervalSeconds: [IOTGW.numIn(1, 86400), 'interval', false],
+        startFrom: [IOTGW.startFrom(true), 'startFrom', true],
+        fullAt: [IOTGW.intIn(1, 1000000), 'fullAt', false],
+        feedName: [function (s) { return /^[A-Za-z0-9._:-]{1,100}$/.test(s); }, 'feedName', true]
+    };
+
+    /** The polling block of a template, as row markers (TYPE: the node type). */
+    var ROWS = [
+        '<div class="form-row" data-iotgw-row="intervalSeconds clock-o 70px interval"> <span data-i18n="TYPE.label.seconds"></span></div>',
+        '<div class="form-row" data-iotgw-row="startFrom step-backward" data-input-placeholder="now | -24h | 2026-01-31 00:00:00"></div>',
+        '<div class="form-row" data-iotgw-select="output sign-out"><option value="record" data-i18n="TYPE.output.record"></option>' +
+            '<option value="batch" data-i18n="TYPE.output.batch"></option></div>',
+        '<div class="form-row" data-iotgw-select="contextStore database"></div>',
+        '<div class="form-row" id="node-input-store-missing" style="display:none; color: var(--red-ui-text-color-error, #d6615f);" data-i18n="TYPE.errors.missingStore"></div>',
+        '<div class="form-tips" data-i18n="TYPE.tip.store"></div>',
+        '<div class="form-row" style="margin-top: 8px;" data-iotgw-row="fullAt battery-full 70px"></div>',
+        '<div class="form-row" data-iotgw-check="autoStart"></div>',
+        '<div class="form-row" data-iotgw-row="feedName share-alt" data-input-placeholder="(this node\'s id)"></div>',
+        '<div class="form-tips" data-i18n="TYPE.tip.feedName"></div>'
+    ];
+
+    /** Writes the polling block into the template of `type` (once, before IOTGW.rows expands its rows). */
+    function pollerBlock(type) {
+        var tpl = document.querySelector('script[data-template-name="' + type + '"]');
+        if (!tpl || tpl.getAttribute('data-iotgw-expanded')) { return; }
+        var block = ROWS.join('\n    ').replace(/TYPE\./g, type + '.');
+        tpl.textContent = tpl.textContent.replace(/<div data-iotgw-poller><\/div>/, block);
+    }
+
+    /** The validator of the polling setting `key` of `type`'s dialog. */
+    function check(type, key) {
+        if (key === 'output') {
+            return function (v, _opt) { return v === 'record' || v === 'batch' || IOTGW.say(this, type, 'output'); };
+        }
+        var t = TESTS[key];
+        return IOTGW.check(type, t[0], t[1], t[2]);
+    }
+
+    // IOTGW.rows expands <div data-iotgw-poller></div> too (into the polling block's rows).
+    var rows = IOTGW.rows;
+    IOTGW.rows = function (type, prefix) {
+        pollerBlock(type);
+        rows(type, prefix);
+    };
+
+    IOTGW.poller = {
+        check: check,
+        /**
+         * The polling block's defaults (each key written out in the node's `defaults`, its value
+         * from here): intervalSeconds, startFrom, output, contextStore, autoStart, fullAt, feedName.
+         */
+        defaults: function (type) {
+            return {
+                intervalSeconds: { value: 60, validate: check(type, 'intervalSeconds') },
+                startFrom: { value: '', validate: check(type, 'startFrom') },
+                output: { value: 'record', required: true, validate: check(type, 'output') },
+                contextStore: { value: '' },
+                autoStart: { value: true },
+                fullAt: { value: 500, validate: check(type, 'fullAt') },
+                feedName: { value: '', validate: check(type, 'feedName') }
+            };
+        },
+        /**
+         * What a poller's definition takes from here (spread into it): its label, the port
+         * labels (the control input; one msg per record or per poll) and the dialog's context
+         * store select (`<type>.label.defaultStore`, `<type>.label.contextStoreNamed`).
+         */
+        editor: function (type) {
+            return {
+                label: IOTGW.label(type),
+                labelStyle: IOTGW.labelStyle,
+                inputLabels: function () { return this._(type + '.label.input'); },
+                outputLabels: function () { return this._(type + '.output.' + (this.output === 'batch' ? 'batch' : 'record')); },
+                oneditprepare: function () {
+                    var node = this;
+                    IOTGW.storeSelect(node, type, node._(type + '.label.defaultStore'), function (s) { return node._(type + '.label.contextStoreNamed', { store: s }); });
+                }
+            };
+        }
+    };
+})();

@@ -5,6 +5,10 @@
  * the IDs already emitted for its second written together after every reply, before the
  * next request; the account's GET budget shared with the status poller.
  *
+ * `accounts`: "own" (default) reads `get/re_messages`; "all" reads every subaccount's messages
+ * (`get/subaccounts/re_messages`, a super account's call: each message carries AccountID; 403
+ * for another account is a catchable FORBIDDEN that says so).
+ *
  * One msg per message: `msg.topic` = MobileID, `msg.payload` = the message (int64 `ID`
  * exact), `msg.raw` = RawPayload as a Buffer when present, `msg.fields` = the Payload
  * fields as `{Name: value}` (src/lib/api/cmf). Or one msg per reply in batch mode. Optional
@@ -32,7 +36,8 @@ import { MalformedMessage, isBase64, type FromMobileMessage, type FeedMessage } 
 import { decodeFields } from '../lib/api/cmf';
 import { isDefinitions, isGateway } from '../lib/node-red/guards';
 import { toCmf, type Definitions } from '../lib/codec';
-import { GatewayError, toGatewayError } from '../lib/common/errors';
+import { toGatewayError } from '../lib/common/errors';
+import { wellFormed } from '../lib/node-red/poller-records';
 
 export interface MessagePollerConfig extends NodeDef, PollerSettings {
   gateway: string;
@@ -45,6 +50,8 @@ export interface MessagePollerConfig extends NodeDef, PollerSettings {
   includeRaw: boolean;
   /** An iotgw-definitions node ("" = none): decodes messages that came as RawPayload only. */
   definitions?: string;
+  /** "own" (default, and older flows): get/re_messages; "all": get/subaccounts/re_messages (a super account). */
+  accounts?: 'own' | 'all';
 }
 
 export { fromMobileMessage, reMessagesReply, MalformedMessage, readMessage, isBase64, type FromMobileMessage, type FeedMessage } from '../lib/api/terminal';
@@ -129,20 +136,6 @@ class Decorator {
   };
 }
 
-/** The well-formed messages of a reply; each malformed one is reported (a catchable error) and skipped. */
-function wellFormed(node: Node, records: FeedMessage[], fromUtc: string): FromMobileMessage[] {
-  const good: FromMobileMessage[] = [];
-  for (const r of records) {
-    if (!(r instanceof MalformedMessage)) {
-      good.push(r);
-      continue;
-    }
-    const err = new GatewayError('BAD_RESPONSE', `GET get/re_messages: a from-mobile message of the reply is malformed (${r.why}); it is skipped (msg.payload is the record as received), the rest of the reply goes out`);
-    node.error(err, { topic: 'fromMobileMessages', payload: r.raw, fromUTC: fromUtc } as unknown as NodeMessage);
-  }
-  return good;
-}
-
 /** One msg per message, or one per reply in batch mode. */
 function sendMessages(node: Node, out: Decorated[], batchMode: boolean, info: { fromUtc: string; nextFromUtc: string }): void {
   if (batchMode) {
@@ -174,21 +167,23 @@ function startMessagePoller(RED: NodeAPI, node: Node, config: MessagePollerConfi
   const keep = (m: FromMobileMessage): boolean =>
     (!sins || sins.has(String(m.SIN ?? m.Payload?.SIN ?? ''))) && (!mobiles || mobiles.has(String(m.MobileID ?? '').trim().toLowerCase()));
   const { decorate } = new Decorator(RED, node, config.definitions);
+  const allAccounts = config.accounts === 'all';
+  const words = { where: `GET ${allAccounts ? 'get/subaccounts/re_messages' : 'get/re_messages'}`, what: 'a from-mobile message', topic: 'fromMobileMessages' };
   runPollerNode<FeedMessage>({
     RED,
     node,
     config,
     gw,
-    feed: `message-poller-${node.id}`,
+    feedKind: 'message-poller',
     tp,
     what: 'from-mobile polling',
     errorTopic: 'fromMobileMessages',
     key: messageKey,
     // The feed's seconds are those FromUTC selects on: ReceiveUTC (MessageUTC when absent).
     time: (m) => (m instanceof MalformedMessage ? m.time : (m.ReceiveUTC ?? m.MessageUTC)),
-    fetchPage: (g, fromUtc, query, signal): Promise<FeedPage<FeedMessage>> => getMessagePage(g, fromUtc, includeRaw, { query: query as Query | undefined, signal }),
+    fetchPage: (g, fromUtc, query, signal): Promise<FeedPage<FeedMessage>> => getMessagePage(g, fromUtc, includeRaw, { query: query as Query | undefined, signal, allAccounts }),
     emit: (records, info) => {
-      const out = wellFormed(node, records, info.fromUtc).filter(keep).map(decorate);
+      const out = wellFormed<FromMobileMessage>(node, records, info.fromUtc, words).filter(keep).map(decorate);
       if (!out.length) return undefined;
       sendMessages(node, out, batchMode, info);
       return delivered();

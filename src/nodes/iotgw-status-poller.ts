@@ -15,6 +15,9 @@
  *   writes every `flushInterval`). A store this Node-RED does not have: yellow status and
  *   one warning at deploy, and the file above is used instead.
  *
+ * Each record is checked on its own: a malformed one is a catchable BAD_RESPONSE with the record
+ * as received (once), and the rest of the reply goes out.
+ *
  * Control input: "poll" polls now; "stop" / "start" pause and resume the timer;
  * {fromUTC: "yyyy-MM-dd HH:mm:ss"} moves the mark (wins over a poll in flight).
  */
@@ -28,6 +31,8 @@ import type { Query } from '../lib/transport/http';
 import { getStatusPage } from '../lib/api/clients/terminal';
 import { STATE_NAMES, TRANSPORT_NAMES, type StatusRecord } from '../lib/api/terminal';
 import { isGateway } from '../lib/node-red/guards';
+import { MalformedRecord } from '../lib/api/records';
+import { wellFormed } from '../lib/node-red/poller-records';
 
 export { LEGACY_MARK_KEY, MARK_KEY, FEED_DIR, behindText } from '../lib/node-red/poller-node';
 
@@ -57,19 +62,22 @@ export default function register(RED: NodeAPI): void {
         if (typeof rec.Transport === 'number') rec.TransportName = TRANSPORT_NAMES[rec.Transport] ?? `TRANSPORT_${rec.Transport}`;
       }
     };
-    runPollerNode<StatusRecord>({
+    runPollerNode<StatusRecord | MalformedRecord>({
       RED,
       node,
       config,
       gw,
-      feed: `status-poller-${node.id}`,
+      feedKind: 'status-poller',
       tp,
       what: 'status polling',
       errorTopic: 'statusUpdates',
-      key: statusKey,
-      time: (r) => r.StatusUTC,
-      fetchPage: (g, fromUtc, query, signal): Promise<FeedPage<StatusRecord>> => getStatusPage(g, fromUtc, { query: query as Query | undefined, signal }),
-      emit: (records, info) => {
+      key: (r) => (r instanceof MalformedRecord ? r.key : statusKey(r)),
+      time: (r) => (r instanceof MalformedRecord ? r.time : r.StatusUTC),
+      fetchPage: (g, fromUtc, query, signal): Promise<FeedPage<StatusRecord | MalformedRecord>> => getStatusPage(g, fromUtc, { query: query as Query | undefined, signal }),
+      emit: (all, info) => {
+        // Each record checked on its own: a malformed one is one Catch message, the rest goes out.
+        const records = wellFormed(node, all, info.fromUtc, { where: `GET get/subaccounts/fw_status_updates`, what: 'a status record', topic: 'statusUpdates' });
+        if (!records.length) return undefined;
         for (const rec of records) decorate(rec);
         // Other nodes of the account (the message tracker) see the records too.
         if (!(gw instanceof GatewayError)) gw.statusFeed.emit('records', records);

@@ -29,7 +29,7 @@ export interface GroupFigures {
 }
 
 export interface FeedFigures {
-  type: 'status' | 'messages';
+  type: 'status' | 'messages' | 'terminals';
   /** The poller node's name, or its id when it has none. */
   node: string;
   state: 'active' | 'standby' | 'stopped' | 'error';

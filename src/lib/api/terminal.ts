@@ -3,10 +3,10 @@
  * fields are kept, ints may be exact decimal strings above 2^53) but wrong types are
  * refused as BAD_RESPONSE. The schemas are built at their first use (common/schema).
  */
-import { createHash } from 'node:crypto';
 import { GatewayError } from '../common/errors';
 import { int64Out as int64Value } from '../common/int64';
 import { built, schema, type Infer, type SchemaOf } from '../common/schema';
+import { MalformedRecord } from './records';
 
 const int64Out = schema((z) => z.union([z.number().int(), z.string().regex(/^-?\d+$/)]));
 const int32 = schema((z) => z.number().int());
@@ -55,17 +55,16 @@ export const statusReply = schema((z) =>
   z.object({ ErrorID: int32().nullish(), NextFromUTC: z.string().nullish(), Statuses: z.array(statusRecord()).nullish() }).loose(),
 );
 /**
- * The checks of `statusReply`, for `checkReply`: the same fields and rules, without copying
- * the fields it does not name (a poller drains a million records; the reply itself is what
- * it emits).
+ * The checks of `statusReply` for a poll, without copying what they do not name (a poller
+ * drains a million records; the reply itself is what it emits): the reply's own fields here,
+ * each record on its own with `statusRecordCheck` (src/lib/api/records.ts), so one bad record
+ * never blocks the feed.
  */
-export const statusReplyCheck = schema((z) =>
-  z.object({
-    ErrorID: int32().nullish(),
-    NextFromUTC: z.string().nullish(),
-    Statuses: z.array(z.object(statusRecord().shape)).nullish(),
-  }),
-);
+export const statusReplyCheck = schema((z) => z.object({ ErrorID: int32().nullish(), NextFromUTC: z.string().nullish(), Statuses: z.array(z.unknown()).nullish() }));
+/** A status record's checks (a strip schema: its output is not kept, see `readRecord`). */
+export const statusRecordCheck = schema((z) => z.object(statusRecord().shape));
+/** The field that holds a status record's second. */
+export const STATUS_TIME = ['StatusUTC'] as const;
 
 /** A from-mobile message of `get/re_messages` (ID exact: a number, or a decimal string above 2^53). */
 export const fromMobileMessage = schema((z) =>
@@ -90,23 +89,9 @@ export const reMessagesReply = schema((z) => z.object({ ErrorID: int32().nullish
  * its place in the feed (its second moves the mark, its key is de-duplicated like any
  * other), so it is reported once, with the raw record, and the rest of the reply goes out.
  */
-export class MalformedMessage {
-  readonly key: string;
-  constructor(
-    readonly raw: unknown,
-    readonly why: string,
-  ) {
-    let text: string;
-    try {
-      text = JSON.stringify(raw) ?? String(raw);
-    } catch {
-      text = String(raw);
-    }
-    this.key = `malformed:${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
-  }
-  get time(): unknown {
-    const r = this.raw as { ReceiveUTC?: unknown; MessageUTC?: unknown } | null;
-    return r && typeof r === 'object' ? (r.ReceiveUTC ?? r.MessageUTC) : undefined;
+export class MalformedMessage extends MalformedRecord {
+  constructor(raw: unknown, why: string) {
+    super(raw, why, ['ReceiveUTC', 'MessageUTC']);
   }
 }
 export type FeedMessage = FromMobileMessage | MalformedMessage;
@@ -163,6 +148,7 @@ export const TERMINAL_PATHS = {
   cancellations: 'submit/cancellations',
   statusUpdates: 'get/subaccounts/fw_status_updates',
   messages: 'get/re_messages',
+  subaccountMessages: 'get/subaccounts/re_messages',
   submitMessages: 'submit/messages',
 } as const;
 

@@ -25,7 +25,13 @@ export interface ReplyRules<R> {
   /** How far ahead of the clock the next mark may be. */
   maxAheadMs: number;
   now: () => number;
+  /** What a refused reply leads to (default: nothing emitted, the mark kept; a client: nothing returned). */
+  refused?: (from: string) => string;
+  /** Where the cap comes from, after it (default: the API's, or "Full at" when larger). */
+  capNote?: string;
 }
+
+const keptMark = (from: string): string => `nothing emitted, the mark stays at ${from}`;
 
 /** A reply that keeps the API's rules: its records, their seconds, the second it leads to. */
 export interface CheckedReply<R> {
@@ -45,14 +51,15 @@ export function checkReply<R>(rawRecords: unknown, rawNext: unknown, from: strin
   const fromSec = parseUtcSeconds(from)!;
   const records = Array.isArray(rawRecords) ? (rawRecords as R[]) : [];
   const most = Math.max(rules.pageSize, API_MAX_PER_REPLY);
+  const refused = (rules.refused ?? keptMark)(from);
   if (records.length > most) {
-    throw new GatewayError('BAD_RESPONSE', `the reply holds ${records.length} records, more than the ${most} a reply may hold (the API's ${API_MAX_PER_REPLY}, or "Full at" when larger); nothing emitted, the mark stays at ${from}`);
+    throw new GatewayError('BAD_RESPONSE', `the reply holds ${records.length} records, more than the ${most} a reply may hold${rules.capNote ?? ` (the API's ${API_MAX_PER_REPLY}, or "Full at" when larger)`}; ${refused}`);
   }
   let nextSec: number | undefined;
   if (rawNext !== null && rawNext !== undefined && rawNext !== '') {
     nextSec = parseUtcSeconds(rawNext);
     if (nextSec === undefined) {
-      throw new GatewayError('BAD_RESPONSE', `NextFromUTC "${String(rawNext).slice(0, 30)}" is not a UTC time as yyyy-MM-dd HH:mm:ss; the mark stays at ${from}`);
+      throw new GatewayError('BAD_RESPONSE', `NextFromUTC "${String(rawNext).slice(0, 30)}" is not a UTC time as yyyy-MM-dd HH:mm:ss; ${refused}`);
     }
   }
   // A record without a readable time counts as the mark's second (it can only be later).
@@ -62,7 +69,7 @@ export function checkReply<R>(rawRecords: unknown, rawNext: unknown, from: strin
   // A mark far ahead of the clock would stop the feed until that day: refused, mark kept.
   const aheadMs = nextSec * 1000 - rules.now();
   if (nextSec > fromSec && aheadMs > rules.maxAheadMs) {
-    throw new GatewayError('BAD_RESPONSE', `NextFromUTC ${formatUtcSeconds(nextSec)} is ${Math.round(aheadMs / 3_600_000)} h ahead of this machine's clock; nothing emitted, the mark stays at ${from} (check the gateway's and this machine's clocks)`);
+    throw new GatewayError('BAD_RESPONSE', `NextFromUTC ${formatUtcSeconds(nextSec)} is ${Math.round(aheadMs / 3_600_000)} h ahead of this machine's clock; ${refused} (check the gateway's and this machine's clocks)`);
   }
   return { records, secs, nextSec };
 }

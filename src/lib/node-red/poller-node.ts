@@ -19,7 +19,7 @@ import type { Node, NodeAPI, NodeMessage } from 'node-red';
 import type { FeedReporter } from '../account/figures';
 import type { GatewayNode } from './config-nodes';
 import { GatewayError, toGatewayError } from '../common/errors';
-import { isSettingError } from '../common/setting-error';
+import { isSettingError, markSettingError } from '../common/setting-error';
 import { errorStatus, numberSetting, t, nodeAbortController, type InputHandle } from './node-kit';
 import { FeedReader, type CrowdedSecond, type FeedEmitInfo, type FeedPage } from '../feed/reader';
 import { startMark } from '../feed/start';
@@ -39,15 +39,24 @@ export interface PollerSettings {
   contextStore: string;
   autoStart: boolean;
   fullAt: string | number;
+  /**
+   * The shared feed's name on a shared account (Redis): "" (default, and older flows) is the
+   * node's id, so only pollers of flows deployed from one flow file share a feed; the same
+   * name on pollers of separately built flows makes them one feed (one active, one mark).
+   */
+  feedName?: string;
 }
+
+/** A feed name a user may give: letters, digits and . _ - : (it names a Redis key and, with the kind, the feed). */
+export const FEED_NAME_RE = /^[A-Za-z0-9._:-]{1,100}$/;
 
 export interface PollerNodeOptions<R> {
   RED: NodeAPI;
   node: Node;
   config: PollerSettings;
   gw: GatewayNode | GatewayError;
-  /** The feed's name (mark file, lease, mark key). */
-  feed: string;
+  /** The feed's kind (`status-poller`): the feed is `<kind>-<node id or feedName>` (mark file, lease, mark key). */
+  feedKind: string;
   /** The node's translator (status.mark, status.missingStore, status.standby, status.sharedDown, warn.missingStore, warn.crowded). */
   tp: (key: string, vars?: Record<string, string | number>) => string;
   /** "status polling": for the log line after a recovery. */
@@ -60,6 +69,18 @@ export interface PollerNodeOptions<R> {
   time: (record: R) => unknown;
   /** Sends the msgs of new records; resolves once they may count as delivered. */
   emit: (records: R[], info: FeedEmitInfo) => void | Promise<void>;
+}
+
+/** The shared feeds each account's lease serves in this runtime, and the node that reads each. */
+const FEEDS_IN_USE = new WeakMap<object, Map<string, string>>();
+
+/** The feedName setting ("" when none), or a settings error naming what is allowed. */
+function feedNameOf(config: PollerSettings): string | GatewayError {
+  const v = typeof config.feedName === 'string' ? config.feedName.trim() : '';
+  if (v === '' || FEED_NAME_RE.test(v)) return v;
+  return markSettingError(
+    new GatewayError('BAD_INPUT', `feedName "${v.slice(0, 40)}": use 1 to 100 letters, digits or . _ - : (or leave it empty for the node's own feed)`, { field: 'feedName' }),
+  );
 }
 
 /** Lets Node-RED deliver what was just sent before the mark moves past it (bounded memory). */
@@ -94,6 +115,8 @@ class FeedPoller<R> implements PollerControl, PollerView {
   private readonly intervalMs: number;
   private readonly closing = nodeAbortController();
   private readonly place: PollerStore;
+  /** The feed's name: `<kind>-<node id>`, or `<kind>-<feedName>` on a shared account. */
+  readonly feed: string;
   private readonly input: InputHandle;
   /** The account's figures (its status node, the editor's sidebar): read only when asked. */
   private readonly reporter: FeedReporter;
@@ -110,13 +133,17 @@ class FeedPoller<R> implements PollerControl, PollerView {
   private msgWaiting = 0;
   private acquiring = false;
   private downWarned = false;
+  private claimed = false;
 
   constructor(private readonly o: PollerNodeOptions<R>) {
     const { RED, node, config, gw, tp } = o;
     this.intervalMs = Math.round(numberSetting(config.intervalSeconds, 60, 1, 86400) * 1000);
     this.running = config.autoStart !== false;
     this.place = pollerStore(RED, node, config.contextStore, gw, tp);
-    this.reader = this.makeReader(Math.round(numberSetting(config.fullAt, 500, 1, 1_000_000)));
+    const named = feedNameOf(config);
+    this.feed = `${o.feedKind}-${this.place.sharedLease && typeof named === 'string' && named ? named : node.id}`;
+    const clash = named instanceof GatewayError ? named : this.claimFeed();
+    this.reader = clash instanceof GatewayError ? clash : this.makeReader(Math.round(numberSetting(config.fullAt, 500, 1, 1_000_000)));
     this.place.sharedLease?.on('state', this.onLeaseState);
     this.reporter = { figures: (now) => pollerFigures(node, this, this.lastMinute, now) };
     this.watch?.feeds.add(this.reporter);
@@ -137,11 +164,26 @@ class FeedPoller<R> implements PollerControl, PollerView {
 
   get standby() {
     const lease = this.place.sharedLease;
-    return lease !== undefined && !lease.held(this.o.feed);
+    return lease !== undefined && !lease.held(this.feed);
   }
 
   private get watch() {
     return this.o.gw instanceof GatewayError ? undefined : this.o.gw.account?.watch;
+  }
+
+  /** Two pollers of one runtime on one shared feed would both hold its lease: the second is refused. */
+  private claimFeed(): GatewayError | undefined {
+    const lease = this.place.sharedLease;
+    if (!lease) return undefined;
+    const feeds = FEEDS_IN_USE.get(lease) ?? new Map<string, string>();
+    FEEDS_IN_USE.set(lease, feeds);
+    const other = feeds.get(this.feed);
+    if (other !== undefined && other !== this.o.node.id) {
+      return markSettingError(new GatewayError('BAD_INPUT', `feedName: the feed ${this.feed} is already read by node ${other} in this Node-RED; give this poller another feed name`, { field: 'feedName' }));
+    }
+    feeds.set(this.feed, this.o.node.id);
+    this.claimed = true;
+    return undefined;
   }
 
   /** The feed's reader. "Now" means when the node started, not when the first poll happens. */
@@ -150,7 +192,7 @@ class FeedPoller<R> implements PollerControl, PollerView {
     const lease = this.place.sharedLease;
     try {
       return new FeedReader<R>({
-        feed: o.feed,
+        feed: this.feed,
         store: this.place.store,
         pageSize,
         startFrom: startMark(o.config.startFrom),
@@ -158,7 +200,7 @@ class FeedPoller<R> implements PollerControl, PollerView {
         time: o.time,
         fetchPage: (fromUtc, signal) => o.fetchPage(o.gw as GatewayNode, fromUtc, this.nextQuery, signal),
         emit: o.emit,
-        ...(lease ? { fence: () => lease.fence(o.feed) } : {}),
+        ...(lease ? { fence: () => lease.fence(this.feed) } : {}),
         onCrowded: ({ second, fetched }: CrowdedSecond) => {
           o.node.warn(o.tp('warn.crowded', { second, fetched, next: second }));
         },
@@ -245,7 +287,7 @@ class FeedPoller<R> implements PollerControl, PollerView {
     const lease = this.place.sharedLease;
     if (!lease || this.acquiring || this.closed) return;
     this.acquiring = true;
-    lease.acquire(this.o.feed, this.closing.signal).then(
+    lease.acquire(this.feed, this.closing.signal).then(
       () => {
         this.acquiring = false;
         if (!this.closed && this.running) void this.poll().catch(() => {});
@@ -259,7 +301,7 @@ class FeedPoller<R> implements PollerControl, PollerView {
   /** The shared lease's state changed: standby or Redis down are shown, and waited out. */
   private readonly onLeaseState = (f: string, state: 'active' | 'standby' | 'down') => {
     const { node, tp } = this.o;
-    if (f !== this.o.feed || this.closed) return;
+    if (f !== this.feed || this.closed) return;
     if (state === 'standby') {
       node.status({ fill: 'yellow', shape: 'ring', text: tp('status.standby') });
       if (!this.current) this.waitForLease();
@@ -322,12 +364,13 @@ class FeedPoller<R> implements PollerControl, PollerView {
     this.unschedule();
     this.closing.abort(new GatewayError('NETWORK', 'the poller was closed (redeploy or shutdown)'));
     await this.current?.catch(() => {});
-    if (removed) await this.place.removeMark(this.o.feed);
+    if (removed) await this.place.removeMark(this.feed);
     const lease = this.place.sharedLease;
+    if (lease && this.claimed) FEEDS_IN_USE.get(lease)?.delete(this.feed);
     if (lease) {
       lease.off('state', this.onLeaseState);
       // A clean stop hands the feed over at once (the mark is written: nothing repeats).
-      await lease.release(this.o.feed);
+      await lease.release(this.feed);
     }
   }
 }

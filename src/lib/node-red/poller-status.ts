@@ -122,7 +122,7 @@ export function pollerFigures(node: Node, v: PollerView, lastMinute: LastMinute,
   const m = v.mark;
   const sec = m ? parseUtcSeconds(m.fromUtc) : undefined;
   return {
-    type: node.type === 'iotgw-message-poller' ? 'messages' : 'status',
+    type: node.type === 'iotgw-message-poller' ? 'messages' : node.type === 'iotgw-terminal-updates' ? 'terminals' : 'status',
     node: (node as Node & { name?: string }).name || node.id,
     state: v.failing ? 'error' : !v.running ? 'stopped' : v.standby ? 'standby' : 'active',
     mark: m?.fromUtc ?? null,

@@ -7,7 +7,8 @@
  * sent on equals zod's copy; plus the redaction and ID text helpers the paths use.
  */
 const assert = require('node:assert/strict');
-const { parseReply, checkReply, statusReply, statusReplyCheck } = require('../../../dist/lib/api/terminal');
+const { parseReply, checkReply, statusReply, statusReplyCheck, statusRecordCheck, STATUS_TIME } = require('../../../dist/lib/api/terminal');
+const { readRecords, MalformedRecord } = require('../../../dist/lib/api/records');
 const { devicePageReply, devicePageReplyCheck, devicePageOf, redactDevice } = require('../../../dist/lib/api/broker');
 const { int64Text } = require('../../../dist/lib/common/int64');
 const { statusKey } = require('../../../dist/nodes/iotgw-status-poller');
@@ -25,7 +26,7 @@ const device = (over = {}) => ({ id: 1, devEui: '70b3d5e75e000000', tags: ['a'],
 const page = (content, over = {}) => ({ content, pageable: { pageNumber: 0, pageSize: 100 }, totalElements: content.length, totalPages: 1, last: true, first: true, number: 0, size: 100, empty: content.length === 0, sort: { sorted: false }, ...over });
 
 describe('reply checks without copies (issue 17)', function () {
-  it('status replies: checkReply accepts and refuses what parseReply does, with the same text, and returns the reply unchanged', function () {
+  it('status replies: checkReply and each record\'s check accept and refuse what parseReply does, and return the reply unchanged (issue 34: a bad record is that record, not the reply)', function () {
     const cases = [
       { ErrorID: 0, NextFromUTC: '2026-11-23 13:27:19', Statuses: [record(), record({ ID: '9223372036854775807' }), record({ RegionName: null, ErrorID: 0 })] },
       { ErrorID: 0, NextFromUTC: null, Statuses: null },
@@ -39,12 +40,29 @@ describe('reply checks without copies (issue 17)', function () {
       [],
       null,
     ];
+    let perRecord = 0;
     for (const body of cases) {
       const copy = outcome(() => parseReply(statusReply, structuredClone(body), 'GET x'));
       const mine = outcome(() => checkReply(statusReplyCheck, body, 'GET x'));
-      assert.deepEqual(mine, copy, JSON.stringify(body));
-      if (mine.ok !== undefined) assert.equal(mine.ok, body);
+      const bad = /^GET x: unexpected reply at Statuses\.(\d+)\.(\S+): (.*)$/.exec(copy.message ?? '');
+      if (!bad) {
+        assert.deepEqual(mine, copy, JSON.stringify(body));
+        if (mine.ok !== undefined) assert.equal(mine.ok, body);
+        if (mine.ok) assert.ok(readRecords(statusRecordCheck, body.Statuses, STATUS_TIME).every((r, i) => r === body.Statuses[i]), 'each good record is itself');
+        continue;
+      }
+      // One bad record: the reply passes, that record (first refused) is a MalformedRecord naming the field, the others are themselves.
+      perRecord++;
+      assert.equal(mine.ok, body, JSON.stringify(body));
+      const recs = readRecords(statusRecordCheck, body.Statuses, STATUS_TIME);
+      const i = Number(bad[1]);
+      assert.ok(recs[i] instanceof MalformedRecord, JSON.stringify(body));
+      assert.equal(recs[i].why, `${bad[2]}: ${bad[3]}`);
+      assert.equal(recs[i].raw, body.Statuses[i]);
+      assert.equal(recs[i].time, body.Statuses[i].StatusUTC);
+      recs.forEach((r, j) => j !== i && assert.equal(r, body.Statuses[j]));
     }
+    assert.equal(perRecord, 4, 'the four cases of one bad record');
   });
 
   it('device pages (bare or in the documented array): the same acceptance, text and content as devicePageReply', function () {

@@ -27,17 +27,21 @@ import {
   reMessagesReply,
   sameDestination,
   statusReplyCheck,
+  statusRecordCheck,
+  STATUS_TIME,
   submitReply,
   type Cancellation,
   type FromMobileMessage,
   type FeedMessage,
-  MalformedMessage,
   readMessage,
   type StatusRecord,
   type SubmitResult,
 } from '../terminal';
 import { checkGeneralItem, checkModeItem, readIds, type GeneralItem, type ItemDefaults, type ModeItem } from '../terminal-inputs';
 import { moreCalls, type MoreCalls } from './terminal-more';
+import { MalformedRecord, readRecords } from '../records';
+import { guardedPage } from './feed-guard';
+import { getTerminalUpdatesPage, terminalOut, terminalTime, withQuery, type TerminalInfo } from '../terminal-info';
 import { clientAccount, closedError, commonLimits, intOption, optionsObject, requiredText, textOption, type CommonClientOptions } from './options';
 
 /** What a request of area (a) needs of its account: an `iotgw-gateway` config node, or a TerminalClient. */
@@ -126,31 +130,33 @@ export async function postMessages(g: TerminalContext, items: GeneralItem[], o: 
   return nameErrors(g, subs, o.signal);
 }
 
-/** `base` with `extra` merged last; a null or undefined value in `extra` removes the parameter. */
-function withQuery(base: Query, extra: Query | undefined): Query {
-  if (!extra) return base;
-  const out: Query = { ...base };
-  for (const [k, v] of Object.entries(extra)) {
-    if (v === undefined || v === null) delete out[k];
-    else out[k] = v;
-  }
-  return out;
-}
-
-/** GET get/subaccounts/fw_status_updates (endpoint 3): one page from `fromUtc` (the reply's own records, not a copy). */
-export async function getStatusPage(g: TerminalContext, fromUtc: string, o: CallOptions = {}): Promise<FeedReply<StatusRecord>> {
+/**
+ * GET get/subaccounts/fw_status_updates (endpoint 3): one page from `fromUtc` (the reply's own
+ * records, not copies), each record checked on its own: a malformed one is a MalformedRecord.
+ */
+export async function getStatusPage(g: TerminalContext, fromUtc: string, o: CallOptions = {}): Promise<FeedReply<StatusRecord | MalformedRecord>> {
   const p = g.apiPath(TERMINAL_PATHS.statusUpdates);
   const res = await g.client().request({ method: 'GET', path: p, query: withQuery({ FromUTC: fromUtc }, o.query), group: 'GET', auth: g.bearerAuth(), idempotent: true, signal: o.signal });
-  const reply = checkReply<{ ErrorID?: number | null; NextFromUTC?: string | null; Statuses?: StatusRecord[] | null }>(statusReplyCheck, res.body, `GET ${p}`);
+  const reply = checkReply<{ ErrorID?: number | null; NextFromUTC?: string | null; Statuses?: unknown[] | null }>(statusReplyCheck, res.body, `GET ${p}`);
   await throwOnCallError(g, reply.ErrorID, `GET ${p}`, res.statusCode, o.signal);
-  return { records: reply.Statuses ?? [], nextFromUtc: reply.NextFromUTC };
+  return { records: readRecords<StatusRecord>(statusRecordCheck, reply.Statuses, STATUS_TIME), nextFromUtc: reply.NextFromUTC };
 }
 
-/** GET get/re_messages: one page of from-mobile messages from `fromUtc`. */
-export async function getMessagePage(g: TerminalContext, fromUtc: string, includeRaw: boolean, o: CallOptions = {}): Promise<FeedReply<FeedMessage>> {
-  const p = g.apiPath(TERMINAL_PATHS.messages);
+/**
+ * GET get/re_messages: one page of from-mobile messages from `fromUtc`; with `allAccounts`,
+ * those of every subaccount (`get/subaccounts/re_messages`, a super account's call: 403 for
+ * another is FORBIDDEN saying so).
+ */
+export async function getMessagePage(g: TerminalContext, fromUtc: string, includeRaw: boolean, o: CallOptions & { allAccounts?: boolean } = {}): Promise<FeedReply<FeedMessage>> {
+  const p = g.apiPath(o.allAccounts ? TERMINAL_PATHS.subaccountMessages : TERMINAL_PATHS.messages);
   const base: Query = includeRaw ? { FromUTC: fromUtc, IncludeRawPayload: 'true' } : { FromUTC: fromUtc };
-  const res = await g.client().request({ method: 'GET', path: p, query: withQuery(base, o.query), group: 'GET', auth: g.bearerAuth(), idempotent: true, signal: o.signal });
+  const res = await g
+    .client()
+    .request({ method: 'GET', path: p, query: withQuery(base, o.query), group: 'GET', auth: g.bearerAuth(), idempotent: true, signal: o.signal })
+    .catch((e: unknown) => {
+      if (!(o.allAccounts && e instanceof GatewayError && e.code === 'FORBIDDEN')) throw e;
+      throw new GatewayError('FORBIDDEN', `GET ${p}: HTTP 403: this account is not a super account, so it cannot read its subaccounts' messages; read its own (accounts: own) or use a super account's credentials`, { statusCode: 403 });
+    });
   const reply = parseReply(reMessagesReply, res.body, `GET ${p}`);
   await throwOnCallError(g, reply.ErrorID, `GET ${p}`, res.statusCode, o.signal);
   return { records: (reply.Messages ?? []).map(readMessage), nextFromUtc: reply.NextFromUTC };
@@ -324,31 +330,43 @@ export class TerminalClient implements TerminalContext {
     });
   }
 
-  /** One page of the status updates of to-mobile messages from `fromUtc` (inclusive), with StateName and TransportName. */
+  /**
+   * One page of the status updates of to-mobile messages from `fromUtc` (inclusive), with
+   * StateName and TransportName; the reply checked as the nodes check it (see feed-guard.ts).
+   */
   async statusUpdates(fromUtc: Date | string, options: Omit<CallOptions, 'slot'> = {}): Promise<FeedReply<StatusUpdate>> {
-    const page = await getStatusPage(this, fromUtcText(fromUtc), options);
-    return {
-      nextFromUtc: page.nextFromUtc,
-      records: page.records.map((r) => {
-        const out = exactIds(r, ['ID']);
-        if (typeof r.State === 'number') out.StateName = STATE_NAMES[r.State] ?? `STATE_${r.State}`;
-        if (typeof r.Transport === 'number') out.TransportName = TRANSPORT_NAMES[r.Transport] ?? `TRANSPORT_${r.Transport}`;
-        return out;
-      }),
-    };
+    const from = fromUtcText(fromUtc);
+    const page = await getStatusPage(this, from, options);
+    return guardedPage(`GET ${this.apiPath(TERMINAL_PATHS.statusUpdates)}`, from, page, (r) => (r instanceof MalformedRecord ? r.time : r.StatusUTC), (r) => {
+      const out = exactIds(r, ['ID']);
+      if (typeof r.State === 'number') out.StateName = STATE_NAMES[r.State] ?? `STATE_${r.State}`;
+      if (typeof r.Transport === 'number') out.TransportName = TRANSPORT_NAMES[r.Transport] ?? `TRANSPORT_${r.Transport}`;
+      return out;
+    });
   }
 
-  /** One page of from-mobile messages from `fromUtc` (inclusive); RawPayload (base64) too unless `includeRaw` is false. */
-  async messages(fromUtc: Date | string, options: Omit<CallOptions, 'slot'> & { includeRaw?: boolean } = {}): Promise<FeedReply<MobileMessage>> {
-    const page = await getMessagePage(this, fromUtcText(fromUtc), options.includeRaw !== false, options);
-    // A message that breaks the API's rules is left out of records and listed, as received, in malformed.
-    const records: MobileMessage[] = [];
-    const malformed: Array<{ raw: unknown; why: string }> = [];
-    for (const m of page.records) {
-      if (m instanceof MalformedMessage) malformed.push({ raw: m.raw, why: m.why });
-      else records.push(exactIds(m, ['ID']));
-    }
-    return { nextFromUtc: page.nextFromUtc, records, ...(malformed.length ? { malformed } : {}) };
+  /**
+   * One page of from-mobile messages from `fromUtc` (inclusive); RawPayload (base64) too unless
+   * `includeRaw` is false; with `accounts: 'all'` those of every subaccount (a super account).
+   */
+  async messages(fromUtc: Date | string, options: Omit<CallOptions, 'slot'> & { includeRaw?: boolean; accounts?: 'own' | 'all' } = {}): Promise<FeedReply<MobileMessage>> {
+    const from = fromUtcText(fromUtc);
+    const all = options.accounts === 'all';
+    if (!all && options.accounts !== undefined && options.accounts !== 'own') throw badInput('accounts', `must be "own" or "all", not ${showValue(options.accounts)}`);
+    const page = await getMessagePage(this, from, options.includeRaw !== false, { ...options, allAccounts: all });
+    const where = `GET ${this.apiPath(all ? TERMINAL_PATHS.subaccountMessages : TERMINAL_PATHS.messages)}`;
+    return guardedPage(where, from, page, (m) => (m instanceof MalformedRecord ? m.time : (m.ReceiveUTC ?? m.MessageUTC)), (m) => exactIds(m, ['ID']));
+  }
+
+  /**
+   * One page of the terminal changes feed (`info/terminal_updates`) from `fromUtc` (inclusive):
+   * each terminal's current state (TerminalInfo), LastRegistrationMessageID exact; checked as
+   * the nodes check it. A reader de-duplicates on PrimeID + UpdateUTC (the last second comes again).
+   */
+  async terminalUpdates(fromUtc: Date | string, options: Omit<CallOptions, 'slot'> = {}): Promise<FeedReply<TerminalInfo>> {
+    const from = fromUtcText(fromUtc);
+    const page = await getTerminalUpdatesPage(this, from, options);
+    return guardedPage(`GET ${this.apiPath('info/terminal_updates')}`, from, page, terminalTime, terminalOut);
   }
 
   /** Ends the client's connections and its token; the client refuses requests after. */
