@@ -23,6 +23,7 @@
  */
 import type { SimServer, SimReply, SimRequest } from './server';
 import { json } from './server';
+import { checkGeneralMessage, payloadOf } from './message-checks';
 import { DEFAULT_FEED_PAGING, FeedLog, formatUtc as utc, pageFeed, parseUtc as parseSec } from './feed';
 
 /** A terminal as this area sees it (the terminal gateway's own record fits). */
@@ -31,6 +32,8 @@ export interface Terminal {
   family: 'IDP' | 'OGx';
   online: boolean;
   account: string;
+  /** A fleet terminal: it reports through the fleet's demo (fleet-demo.ts), not here. */
+  fleet?: boolean;
 }
 
 /**
@@ -42,7 +45,7 @@ export interface TerminalHost {
   terminals: Map<string, Terminal>;
   options: { acceptUnknownTerminals: boolean };
   addTerminal(t: { id: string }): Terminal;
-  acceptMessage(term: Terminal): bigint;
+  acceptMessage(term: Terminal, payload?: { RawPayload?: string; Payload?: unknown }): bigint;
   /** The request's JSON array, or the 415/400 reply the gateway gives instead. */
   jsonArray(r: SimRequest): unknown[] | SimReply;
   guard(r: SimRequest, group: 'SEND' | 'GET' | 'INFO' | undefined, handle: (account: string) => SimReply | Promise<SimReply>, superOnly?: boolean): Promise<SimReply>;
@@ -282,7 +285,7 @@ export class MobileMessages {
     if (now - this.lastReport < every) return;
     this.lastReport = now;
     for (const t of this.gw.terminals.values()) {
-      if (!t.online) continue;
+      if (!t.online || t.fleet) continue;
       this.report(t, Math.floor(now / 1000), now);
       this.telemetry(t, Math.floor(now / 1000), now);
     }
@@ -291,7 +294,7 @@ export class MobileMessages {
   /** `at` routes `/api/v{version}/<rest>` under the gateway's base path (see TerminalGateway.mount). */
   mount(sim: SimServer, at: (method: string, rest: string, name: string, h: (r: SimRequest) => SimReply | Promise<SimReply>) => void): void {
     at('POST', 'submit/messages', 'terminal/messages', (r) => this.gw.guard(r, 'SEND', () => this.submit(r)));
-    at('GET', 'get/re_messages', 'terminal/re_messages', (r) => this.gw.guard(r, 'GET', (acct) => this.reMessages(r, acct)));
+    at('GET', 'get/re_messages', 'terminal/re_messages', (r) => this.gw.guard(r, 'GET', (acct) => this.reMessages(r, new Set([acct]))));
     sim.route('POST', /^\/_sim\/from-mobile$/, '_sim/from-mobile', (r) => {
       let b: Record<string, unknown>;
       try {
@@ -315,7 +318,8 @@ export class MobileMessages {
     });
   }
 
-  private reMessages(r: SimRequest, account: string): SimReply {
+  /** GET get/re_messages (and get/subaccounts/re_messages): the messages of `accounts`. */
+  reMessages(r: SimRequest, accounts: ReadonlySet<string>): SimReply {
     const from = r.query.get('FromUTC') ?? '';
     const fromSec = parseSec(from);
     if (fromSec === undefined) return json(200, { ErrorID: ERR.INVALID_FROM_UTC, NextFromUTC: null, Messages: null });
@@ -327,7 +331,7 @@ export class MobileMessages {
       fromSec,
       Math.floor(now / 1000),
       { ...DEFAULT_FEED_PAGING, maxPerReply: this.options.maxMessages, emptyNextFromUTC: this.options.emptyNext },
-      (m) => m.account === account && m.visibleAt <= now,
+      (m) => accounts.has(m.account) && m.visibleAt <= now,
     );
     const out = page.items;
     this.counters.fromMobileServed += out.length;
@@ -367,24 +371,10 @@ export class MobileMessages {
       let term = this.gw.terminals.get(dest);
       if (!term && this.gw.options.acceptUnknownTerminals && /^\d{8}SKY[0-9A-F]{4}$/.test(dest)) term = this.gw.addTerminal({ id: dest });
       if (!term) return fail(ERR.INVALID_DESTINATION);
-      const hasRaw = it.RawPayload !== undefined && it.RawPayload !== null;
-      const hasPayload = it.Payload !== undefined && it.Payload !== null;
-      if (hasRaw === hasPayload) return fail(ERR.INVALID_REQUEST);
-      let size: number;
-      if (hasRaw) {
-        if (typeof it.RawPayload !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(it.RawPayload)) return fail(ERR.INVALID_REQUEST);
-        size = Buffer.from(it.RawPayload, 'base64').length;
-        if (size < 2 || size > this.options.maxRawBytes) return fail(ERR.INVALID_REQUEST);
-      } else {
-        const p = it.Payload as Record<string, unknown>;
-        const byte = (x: unknown) => Number.isInteger(x) && (x as number) >= 0 && (x as number) <= 255;
-        if (!p || typeof p !== 'object' || !byte(p.SIN) || !byte(p.MIN) || !Array.isArray(p.Fields)) return fail(ERR.INVALID_REQUEST);
-        size = 2 + JSON.stringify(p.Fields).length;
-      }
-      if (it.MessageClass !== undefined && ![1, 2, 3].includes(it.MessageClass as number)) return fail(ERR.INVALID_REQUEST);
-      if (it.TransportType !== undefined && ![0, 1, 2].includes(it.TransportType as number)) return fail(ERR.INVALID_REQUEST);
-      if (it.MessageLifetime !== undefined && !(Number.isInteger(it.MessageLifetime) && (it.MessageLifetime as number) > 0)) return fail(ERR.INVALID_REQUEST);
-      const id = this.gw.acceptMessage(term);
+      const checked = checkGeneralMessage(it, this.options.maxRawBytes);
+      if ('errorId' in checked) return fail(checked.errorId);
+      const size = checked.size;
+      const id = this.gw.acceptMessage(term, payloadOf(it));
       this.counters.generalSubmitted++;
       this.toMobile.push({ ID: id, DestinationID: dest, item: it });
       const out: Record<string, unknown> = { ID: id, DestinationID: dest, ErrorID: 0, OTAMessageSize: size };

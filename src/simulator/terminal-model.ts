@@ -194,6 +194,8 @@ export interface Message {
   closed: boolean;
   /** A message to a broadcast ID: it ends in State 7 (BROADCAST_SUBMITTED). */
   broadcast?: boolean;
+  /** In its final state though not closed (a broadcast in State 7 with broadcastIsClosed off). */
+  ended?: boolean;
   /** What was sent (get/fw_messages gives it back). */
   payload?: { RawPayload?: string; Payload?: unknown };
   /** The second of its last state change, and its reference number. */

@@ -5,27 +5,14 @@
  * change a record in the status feed.
  */
 import type { SimReply, SimRequest } from './server';
+
+export { jsonArray } from './message-checks';
 import { json } from './server';
+import { jsonArray } from './message-checks';
 import { INT64_MAX } from '../lib/common/int64';
 import { formatUtc } from './feed';
 import type { StatusFeed } from './terminal-feed';
 import { ERRORS, PRIME_ID, STATE, WAKEUP_SECONDS, type Message, type Terminal, type TerminalContext } from './terminal-model';
-
-/** The request's JSON array, or the 415/400 reply the gateway gives instead. */
-export function jsonArray(r: SimRequest): unknown[] | SimReply {
-  const ct = String(r.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (!(ct === 'application/json' || ct === 'text/json' || (ct.startsWith('application/') && ct.endsWith('+json')))) {
-    return json(415, { Message: `unsupported content type ${ct || '(none)'}` });
-  }
-  let body: unknown;
-  try {
-    body = r.json();
-  } catch {
-    return json(400, { Message: 'The request body is not valid JSON.' });
-  }
-  if (!Array.isArray(body)) return json(400, { Message: 'A JSON array is expected.' });
-  return body;
-}
 
 /** One item of a mode submission, as read from the request. */
 interface ModeItem {
@@ -56,10 +43,14 @@ export class Submissions {
     due.sort((a, b) => a.at - b.at);
     for (const p of due) {
       const m = this.messages.get(p.id);
-      if (!m || m.closed) continue;
-      const term = this.gw.terminals.get(m.terminal);
+      if (!m || m.closed || m.ended) continue;
+      const term = m.broadcast ? undefined : this.gw.terminals.get(m.terminal);
       if (p.to === 'sending') {
         m.state = STATE.SENDING_IN_PROGRESS;
+      } else if (m.broadcast) {
+        m.state = STATE.BROADCAST_SUBMITTED;
+        m.closed = this.gw.options.broadcastIsClosed;
+        if (!m.closed) m.ended = true;
       } else if (term?.online) {
         m.state = STATE.RECEIVED;
         m.closed = true;
@@ -75,15 +66,15 @@ export class Submissions {
   }
 
   /** A new message to `term` (SUBMITTED), its status record and its coming transitions: its ID. */
-  open(term: Terminal, mode: number, wakeup: number, now: number): bigint {
+  open(term: Terminal, mode: number, wakeup: number, now: number, extra: Partial<Message> = {}): bigint {
     const id = this.nextId;
     this.nextId = this.nextId >= INT64_MAX ? 1n : this.nextId + 1n;
-    const m: Message = { id, account: term.account, terminal: term.id, mode, wakeup, createdAt: now, createSec: Math.floor(now / 1000), state: STATE.SUBMITTED, closed: false };
+    const m: Message = { id, account: term.account, terminal: term.id, mode, wakeup, createdAt: now, createSec: Math.floor(now / 1000), state: STATE.SUBMITTED, closed: false, ...extra };
     this.messages.set(id.toString(), m);
     this.feed.record(m);
     const options = this.gw.options;
     this.pendingTransitions.push({ at: now + options.sendingAfterMs, id: id.toString(), to: 'sending' });
-    this.pendingTransitions.push({ at: now + (term.online ? options.receivedAfterMs : options.offlineTimeoutMs), id: id.toString(), to: 'final' });
+    this.pendingTransitions.push({ at: now + (term.online || m.broadcast ? options.receivedAfterMs : options.offlineTimeoutMs), id: id.toString(), to: 'final' });
     this.gw.counters.submitted++;
     return id;
   }
@@ -152,7 +143,7 @@ export class Submissions {
       }
       const m = this.messages.get(key);
       if (!m) return { ID: BigInt(key), CancellationStatus: 0, CancelRequestID: reqId, ErrorID: ERRORS.MESSAGE_NOT_FOUND };
-      if (m.closed) return { ID: m.id, CancellationStatus: 0, CancelRequestID: reqId, ErrorID: ERRORS.MESSAGE_ALREADY_CLOSED };
+      if (m.closed || m.ended) return { ID: m.id, CancellationStatus: 0, CancelRequestID: reqId, ErrorID: ERRORS.MESSAGE_ALREADY_CLOSED };
       m.state = STATE.CANCELLED;
       m.closed = true;
       this.feed.record(m);

@@ -36,6 +36,10 @@ import {
 import { Submissions, jsonArray } from './terminal-submissions';
 import { Fleet, TerminalMap, type FleetOptions } from './terminal-fleet';
 import { TerminalInfoCalls } from './terminal-info';
+import { MultipleDestinations } from './terminal-multiple';
+import { MessageLookup } from './terminal-lookup';
+import { TerminalCommands } from './terminal-commands';
+import { mountTerminalControl } from './terminal-control';
 
 export { formatUtc, parseUtc };
 export { DEFAULT_ACCOUNTS, DEFAULT_TERMINAL_OPTIONS, DEFAULT_TERMINALS, ERRORS, STATE, WAKEUP_SECONDS } from './terminal-model';
@@ -59,6 +63,11 @@ export class TerminalGateway implements TerminalContext {
   readonly mobile = new MobileMessages(this);
   /** The info/* calls (terminal-info.ts). */
   readonly info: TerminalInfoCalls;
+  /** submit/to_multiple (terminal-multiple.ts): `calls` holds what each accepted call sent. */
+  readonly multiple = new MultipleDestinations(this);
+  /** terminal/reset, sysreset, mute (terminal-commands.ts): `commands` holds the bodies received. */
+  readonly commands = new TerminalCommands(this);
+  private readonly lookup = new MessageLookup(this);
 
   constructor(options: Partial<TerminalOptions> = {}, fleet: Partial<FleetOptions> = {}) {
     this.options = { ...DEFAULT_TERMINAL_OPTIONS, ...options };
@@ -155,6 +164,23 @@ export class TerminalGateway implements TerminalContext {
     this.feed.addUnknownStatus(id, errorId);
   }
 
+  /**
+   * A crowded second of the terminal-updates feed: `count` fleet terminals (from index `from`)
+   * re-register in second `sec` (default now). Their PrimeIDs.
+   */
+  crowdTerminalUpdates(count: number, opts: { sec?: number; from?: number } = {}): string[] {
+    return this.fleet.crowd(count, opts.sec ?? Math.floor(this.now() / 1000), opts.from);
+  }
+
+  /** Suspends (or resumes) a terminal's service: to_multiple then refuses it with ErrorID 21786. */
+  suspend(id: string, suspended = true): boolean {
+    const term = this.terminals.get(id);
+    if (!term) return false;
+    term.suspended = suspended;
+    if (this.fleet.get(id)) this.fleet.update(id, { suspended }, Math.floor(this.now() / 1000));
+    return true;
+  }
+
   /** Moves messages whose time has come to their next state. */
   tick(): void {
     this.submissions.tick();
@@ -176,15 +202,25 @@ export class TerminalGateway implements TerminalContext {
     at('POST', 'submit/cancellations', 'terminal/cancel', (r) => this.guard(r, 'SEND', () => this.submissions.cancel(r)));
     at('GET', 'get/subaccounts/fw_status_updates', 'terminal/status', (r) => this.guard(r, 'GET', (acct) => this.statusUpdates(r, acct), true));
     this.mobile.mount(sim, at);
+    at('POST', 'submit/to_multiple', 'terminal/to_multiple', (r) => this.guard(r, 'SEND', (acct) => this.multiple.submit(r, acct)));
+    this.lookup.mount(at);
+    this.commands.mount(at);
     this.info.mount(at);
+    mountTerminalControl(sim, this);
   }
 
   /**
    * A to-mobile message accepted for `term` (general messages, messages.ts): its ID. Its
    * status records follow as for mode messages, so the tracker and status poller see it.
    */
-  acceptMessage(term: Terminal): bigint {
-    return this.submissions.open(term, term.mode, term.wakeup, this.now());
+  acceptMessage(term: Terminal, payload?: { RawPayload?: string; Payload?: unknown }): bigint {
+    return this.submissions.open(term, term.mode, term.wakeup, this.now(), { payload });
+  }
+
+  /** A to-mobile message to broadcast ID `id` of `account`: its ID; it ends in State 7. */
+  acceptBroadcast(id: string, account: string, payload?: { RawPayload?: string; Payload?: unknown }): bigint {
+    const pseudo: Terminal = { id, family: 'IDP', online: true, mode: 0, wakeup: 0, account };
+    return this.submissions.open(pseudo, 0, 0, this.now(), { payload, broadcast: true });
   }
 
   /** Auth, service limit, concurrency cap and the throttle group's window (also used by messages.ts). */

@@ -1,0 +1,114 @@
+'use strict';
+/**
+ * The simulator's info/terminal_updates over loopback HTTP: a FromUTC feed like the other two
+ * (inclusive, one-second resolution, NextFromUTC the second of the last record), each record
+ * the terminal's current state, and crowded seconds with more updates than a reply holds.
+ */
+const assert = require('node:assert/strict');
+const { startSimulator } = require('../../dist/simulator');
+
+const DEMO = { authorization: 'Bearer demo-token', 'content-type': 'application/json' };
+const SUB = { authorization: 'Bearer sub-token' };
+const utc = (sec) => new Date(sec * 1000).toISOString().slice(0, 19).replace('T', ' ');
+const secOf = (s) => Date.parse(`${s.replace(' ', 'T')}Z`) / 1000;
+
+async function updates(sim, from, headers = DEMO) {
+  const r = await fetch(`${sim.url}/api/v1.0/info/terminal_updates?FromUTC=${encodeURIComponent(from)}`, { headers });
+  assert.equal(r.status, 200);
+  return r.json();
+}
+
+/** Reads the whole feed as a careful client does (inclusive re-reads, de-duplicated by PrimeID + UpdateUTC). */
+async function readAll(sim, from, headers = DEMO) {
+  const seen = new Map();
+  for (let i = 0; i < 200; i++) {
+    const r = await updates(sim, from, headers);
+    assert.equal(r.ErrorID, 0);
+    for (const t of r.Terminals) {
+      assert.ok(t.UpdateUTC >= from, 'inclusive FromUTC: nothing before it');
+      seen.set(`${t.PrimeID}|${t.UpdateUTC}`, t);
+    }
+    if (!r.Terminals.length) {
+      assert.equal(r.NextFromUTC, null, 'an empty reply: no NextFromUTC');
+      break;
+    }
+    assert.equal(r.NextFromUTC, r.Terminals[r.Terminals.length - 1].UpdateUTC, 'NextFromUTC is the second of the last record');
+    if (r.NextFromUTC === from) break; // the last second again: nothing newer
+    from = r.NextFromUTC;
+  }
+  return [...seen.values()];
+}
+
+describe('the simulator: info/terminal_updates', function () {
+  let sim;
+  afterEach(async () => sim && (await sim.close()));
+
+  it('serves every terminal once at its UpdateUTC, oldest first, FromUTC inclusive and the last second again', async function () {
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: 2500 } });
+    const all = await readAll(sim, '2000-01-01 00:00:00');
+    assert.equal(all.length, 2500);
+    assert.equal(new Set(all.map((t) => t.PrimeID)).size, 2500);
+    const first = await updates(sim, '2000-01-01 00:00:00');
+    assert.equal(first.Terminals.length, 500, 'at most 500 a reply');
+    const secs = first.Terminals.map((t) => t.UpdateUTC);
+    assert.deepEqual(secs, [...secs].sort(), 'oldest first');
+    const again = await updates(sim, first.NextFromUTC);
+    const lastSecond = first.Terminals.filter((t) => t.UpdateUTC === first.NextFromUTC).map((t) => t.PrimeID);
+    assert.deepEqual(again.Terminals.slice(0, lastSecond.length).map((t) => t.PrimeID), lastSecond, "the last second's records come again");
+    // The records are TerminalInfo, as the inventory gives them.
+    const inv = await (await fetch(`${sim.url}/api/v1.0/info/terminal?PrimeID=${first.Terminals[3].PrimeID}`, { headers: DEMO })).json();
+    assert.deepEqual(inv.Terminal, first.Terminals[3]);
+    assert.equal((await updates(sim, '2026-13-01 00:00:00')).ErrorID, 108);
+    assert.equal((await updates(sim, 'yesterday')).Terminals ?? null, null);
+  });
+
+  it('a crowded second holds more updates than a reply: the same first records come again', async function () {
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: 2500 } });
+    const sec = Math.floor(Date.now() / 1000) - 5;
+    const ctl = await fetch(`${sim.url}/_sim/terminal-updates`, { method: 'POST', body: JSON.stringify({ count: 1200, sec }) });
+    assert.deepEqual((await ctl.json()).updated, 1200);
+    const r = await updates(sim, utc(sec));
+    assert.equal(r.Terminals.length, 500);
+    assert.ok(r.Terminals.every((t) => t.UpdateUTC === utc(sec) && t.LastRegistrationUTC === utc(sec) && t.IsRegistered === 1));
+    assert.equal(r.NextFromUTC, utc(sec));
+    const again = await updates(sim, r.NextFromUTC);
+    assert.deepEqual(again.Terminals.map((t) => t.PrimeID), r.Terminals.map((t) => t.PrimeID), 'a client cannot get past it');
+    sim.terminal.configure({ maxTerminalUpdates: 2000 });
+    const wide = await updates(sim, utc(sec));
+    assert.equal(wide.Terminals.filter((t) => t.UpdateUTC === utc(sec)).length, 1200, '1200 updates in that one second');
+    // Each terminal once: those re-registered are no longer at their old UpdateUTC.
+    const all = await readAll(sim, '2000-01-01 00:00:00');
+    assert.equal(all.length, 2500);
+    const tooMany = await fetch(`${sim.url}/_sim/terminal-updates`, { method: 'POST', body: JSON.stringify({ count: 2501 }) });
+    assert.equal(tooMany.status, 400, 'each terminal is in the feed once: at most the fleet');
+  });
+
+  it('each record is the terminal\'s current state: a mode change moves it to the second of the change', async function () {
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 20, receivedAfterMs: 60 }, fleet: { size: 500 } });
+    const inv = (await (await fetch(`${sim.url}/api/v1.0/info/terminals?PageSize=500`, { headers: DEMO })).json()).Terminals;
+    const t = inv.find((x) => x.LastSatelliteNetwork === 1 && x.LastOperationMode === 0 && x.IsRegistered === 1 && x.PrimeID > '01000010');
+    const sent = Math.floor(Date.now() / 1000);
+    const r = await fetch(`${sim.url}/api/v1.0/terminal/mode`, { method: 'POST', headers: DEMO, body: JSON.stringify([{ DestinationID: t.PrimeID, Mode: 2 }]) });
+    assert.equal((await r.json()).Submissions[0].ErrorID, 0);
+    let mine;
+    const end = Date.now() + 20_000;
+    while (!mine && Date.now() < end) {
+      const u = await updates(sim, utc(sent));
+      mine = u.Terminals.find((x) => x.PrimeID === t.PrimeID);
+      if (!mine) await new Promise((res) => setTimeout(res, 50));
+    }
+    assert.ok(mine, 'the change is in the feed');
+    assert.equal(mine.LastOperationMode, 2);
+    assert.ok(secOf(mine.UpdateUTC) >= sent);
+    const old = await updates(sim, t.UpdateUTC);
+    assert.ok(!old.Terminals.some((x) => x.PrimeID === t.PrimeID && x.UpdateUTC === t.UpdateUTC), 'not at its old second any more');
+  });
+
+  it('a subaccount reads its own terminals\' updates only', async function () {
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: 1000 } });
+    const demo = await readAll(sim, '2000-01-01 00:00:00');
+    const sub = await readAll(sim, '2000-01-01 00:00:00', SUB);
+    assert.ok(sub.length > 30 && sub.length < 200);
+    assert.equal(demo.length, 1000);
+  });
+});
