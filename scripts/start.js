@@ -231,8 +231,9 @@ async function startDev(options = {}) {
   const firstStart = !fs.existsSync(flowFile);
 
   // The simulator's control routes have no auth: never served beyond this machine.
-  // Terminals report from-mobile messages every 5 s, so data arrives within seconds.
-  const sim = await startSimulator({ port: o.simPort, host: '127.0.0.1', messages: { reportEveryMs: 5000 } });
+  // Terminals report from-mobile messages every 5 s, so data arrives within seconds; every 3 s a
+  // few of the fleet's terminals report moving positions and one changes (a living fleet).
+  const sim = await startSimulator({ port: o.simPort, host: '127.0.0.1', messages: { reportEveryMs: 5000 }, demo: { everyMs: 3000 } });
   const nrPath = nrDir;
   const RED = require(nrPath);
   const express = require(require.resolve('express', { paths: [nrPath] }));

@@ -35,6 +35,8 @@ const OWN_FLAGS: Record<string, [Kind, string]> = {
   '--backlog': [{ int: true }, 'seed N closed status records in the past'],
   '--next-id': [{ text: true }, 'first message ID (a decimal, e.g. 9223372036854775800)'],
   '--reports-every': [{ int: true }, 'each online terminal sends a from-mobile report every N seconds (default 5; 0 = off)'],
+  '--fleet-size': [{ int: true }, 'terminals of the inventory (default 3000)'],
+  '--fleet-every': [{ int: true }, 'every N seconds a few fleet terminals report moving positions and one changes (default 3; 0 = off)'],
 };
 
 function usage(): string {
@@ -108,6 +110,8 @@ async function main(): Promise<void> {
       ...terminal,
     },
     messages: { reportEveryMs: Number(own['--reports-every'] ?? 5) * 1000 },
+    fleet: own['--fleet-size'] === undefined ? undefined : { size: Number(own['--fleet-size']) },
+    demo: { everyMs: Number(own['--fleet-every'] ?? 3) * 1000 },
   });
   if (own['--next-id']) sim.terminal.setNextId(String(own['--next-id']));
   if (own['--backlog']) sim.terminal.seedBacklog(Number(own['--backlog']));

@@ -14,6 +14,7 @@ import { parseJson } from '../lib/common/int64';
 import { AREAS } from './areas';
 import type { MobileOptions } from './messages';
 import type { FleetOptions } from './terminal-fleet';
+import type { FleetDemoOptions } from './fleet-demo';
 
 export interface SimulatorOptions {
   port?: number;
@@ -23,6 +24,8 @@ export interface SimulatorOptions {
   messages?: Partial<MobileOptions>;
   /** The fleet of the inventory (terminal-fleet.ts): size (default 3,000), seed, shares. */
   fleet?: Partial<FleetOptions>;
+  /** The living fleet (fleet-demo.ts): `everyMs` > 0 makes a few terminals report moving positions and change. */
+  demo?: Partial<FleetDemoOptions>;
   /** Extra reply latency in ms for every call. */
   latencyMs?: number;
 }
@@ -47,6 +50,7 @@ export class Simulator {
     this.terminal = new TerminalGateway(options.terminal, options.fleet);
     this.server.latencyMs = options.latencyMs ?? 0;
     if (options.messages) this.terminal.mobile.configure(options.messages);
+    if (options.demo) this.terminal.demo.configure(options.demo);
     this.terminal.mount(this.server);
     this.server.actions.expireTokens = () => this.terminal.expireTokens();
     for (const f of AREAS) {

@@ -306,6 +306,11 @@ export class TerminalMap<T> extends Map<string, T> {
     return t;
   }
 
+  /** The terminal held, without materializing one. */
+  peek(id: string): T | undefined {
+    return super.get(id);
+  }
+
   override has(id: string): boolean {
     return this.get(id) !== undefined;
   }

@@ -40,6 +40,8 @@ import { MultipleDestinations } from './terminal-multiple';
 import { MessageLookup } from './terminal-lookup';
 import { TerminalCommands } from './terminal-commands';
 import { mountTerminalControl } from './terminal-control';
+import { FleetDemo } from './fleet-demo';
+import type { FleetChange } from './terminal-fleet';
 
 export { formatUtc, parseUtc };
 export { DEFAULT_ACCOUNTS, DEFAULT_TERMINAL_OPTIONS, DEFAULT_TERMINALS, ERRORS, STATE, WAKEUP_SECONDS } from './terminal-model';
@@ -68,6 +70,8 @@ export class TerminalGateway implements TerminalContext {
   /** terminal/reset, sysreset, mute (terminal-commands.ts): `commands` holds the bodies received. */
   readonly commands = new TerminalCommands(this);
   private readonly lookup = new MessageLookup(this);
+  /** The living fleet of the demo (fleet-demo.ts): positions that move, terminals that change. Off by default. */
+  readonly demo = new FleetDemo(this);
 
   constructor(options: Partial<TerminalOptions> = {}, fleet: Partial<FleetOptions> = {}) {
     this.options = { ...DEFAULT_TERMINAL_OPTIONS, ...options };
@@ -104,6 +108,16 @@ export class TerminalGateway implements TerminalContext {
     return { id: s.id, family: s.family, online: s.online, mode: s.mode, wakeup: s.wakeCode, account: s.account, fleet: true, suspended: s.suspended };
   }
 
+  /** Applies `change` to fleet terminal `id` now, and to the gateway's record of it when it holds one. */
+  fleetChange(id: string, change: FleetChange): void {
+    const s = this.fleet.update(id, change, Math.floor(this.now() / 1000));
+    const held = (this.terminals as TerminalMap<Terminal>).peek(id);
+    if (!s || !held) return;
+    held.mode = s.mode;
+    held.wakeup = s.wakeCode;
+    held.online = s.online;
+  }
+
   /** A mode message reached `term`: the fleet records the change (info/terminal_updates). */
   terminalChanged(term: Terminal): void {
     const s = this.fleet.get(term.id);
@@ -137,12 +151,14 @@ export class TerminalGateway implements TerminalContext {
       this.ticker.unref();
     }
     this.mobile.start();
+    this.demo.start();
   }
 
   stop(): void {
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = undefined;
     this.mobile.stop();
+    this.demo.stop();
   }
 
   /**
