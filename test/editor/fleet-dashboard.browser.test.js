@@ -61,7 +61,6 @@ if (!withoutChromium(TITLE)) {
       assert.deepEqual(errors, [], 'no console error in the dashboard or its map');
     });
 
-    const sim = async () => (await (await fetch(`${demo.info.simUrl}/_sim/state`)).json()).terminal.terminals;
     const mapFrame = () => page.frames().find((f) => /\/worldmap\/?$/.test(new URL(f.url()).pathname));
     /** The map's markers: {name: [lat, lng]}. */
     const markers = async () => {
@@ -101,23 +100,30 @@ if (!withoutChromium(TITLE)) {
     });
 
     it('the map holds a marker per terminal that reported a position', async function () {
-      // The simulator's reporting terminals: those it holds online, of the example's own account.
-      const terminals = await sim();
-      const online = terminals.filter((t) => t.online && t.account === 'demo').map((t) => t.id);
+      // The simulator's reporting terminals, once each has reported: the held ones online, and
+      // the living fleet's movers (all of the example's own account).
+      const { reporters } = await poll(async () => {
+        const r = await demo.ask('reporters', 'reporters');
+        return r.allReported && r;
+      }, 120000, 'every mover of the living fleet to report once');
       const all = new Set((await demo.ask('fleet', 'fleet')).fleet);
       const got = await poll(async () => {
         const m = await markers();
-        return online.every((id) => id in m) && m;
-      }, 120000, `a marker for each reporting terminal (${online.length})`);
+        return reporters.every((id) => id in m) && m;
+      }, 120000, `a marker for each reporting terminal (${reporters.length})`);
       for (const name of Object.keys(got)) assert.ok(all.has(name), `${name} is a terminal of the simulator`);
       for (const [name, [lat, lng]] of Object.entries(got)) assert.ok(Math.abs(lat) <= 90 && Math.abs(lng) <= 180, `${name}: ${lat}, ${lng}`);
     });
 
     it('the table and the map change when the terminals report again', async function () {
-      const id = (await sim()).find((t) => t.online && t.account === 'demo').id;
+      // A mover of the living fleet: its marker moves and its row's "last heard" changes.
+      const id = (await demo.ask('reporters', 'reporters')).movers[0];
       await page.fill(`${TABLE} input[type="text"]`, id);
       const row = async () => (await rows()).find((r) => r[0] === id);
-      const before = await poll(row, 10000, `the row of ${id}`);
+      const before = await poll(async () => {
+        const r = await row();
+        return r && r[6] && r;
+      }, 60000, `the row of ${id} with a "last heard"`);
       const at = (await markers())[id];
       assert.ok(at, `${id} has a marker`);
       await poll(async () => {

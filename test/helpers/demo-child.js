@@ -5,7 +5,7 @@
  * with whatever proxy the environment names; argv[3], when given, is JSON of more startDev
  * options (`only`, `settings`). It reports to the parent over IPC: every node status
  * change, Node-RED's runtime events (`runtime-state`: missing types), and on request the
- * simulator's call count ('calls'), its inventory ('fleet') or the result of deploying examples (`{deploy: [names]}`:
+ * simulator's call count ('calls'), its inventory ('fleet'), the terminals that report ('reporters') or the result of deploying examples (`{deploy: [names]}`:
  * every example named, whatever its types). Node-RED's log goes to stdout as with `npm start`.
  */
 const path = require('path');
@@ -26,6 +26,14 @@ const { startDev, loadExamples, buildFlows } = require('../../scripts/start');
     if (m === 'calls') process.send({ calls: dev.sim.server.calls.length });
     // The simulator's inventory in PrimeID order (the demo account, a super account, sees it all).
     if (m === 'fleet') process.send({ fleet: dev.sim.terminal.fleet.page(undefined, 1e6, () => true).map((s) => s.id) });
+    // The terminals that report positions to the demo account: the held ones online, and the
+    // living fleet's movers (src/simulator/fleet-demo.ts), each once reported when `allReported`.
+    if (m === 'reporters') {
+      const gw = dev.sim.terminal;
+      const held = [...gw.terminals.values()].filter((t) => t.online && t.account === 'demo').map((t) => t.id);
+      const movers = gw.demo.positions().filter((p) => p.account === 'demo').map((p) => p.PrimeID);
+      process.send({ reporters: [...new Set([...held, ...movers])], movers, allReported: gw.demo.counters.reports >= movers.length });
+    }
     if (m === 'stop') dev.stop().then(() => process.exit(0));
     if (m && m.deploy) {
       const flows = buildFlows(loadExamples().filter((ex) => m.deploy.includes(ex.name)), dev.sim.url);
