@@ -4,7 +4,8 @@
  * sees markers move and the terminal-updates feed moves on. Off unless `everyMs` > 0
  * (`npm start` and the `iotgw-simulator` command turn it on).
  *
- * - The movers are the first `movers` registered, online terminals of the main account; each
+ * - The movers are the first `movers` registered, online terminals (of the account and its
+ *   subaccount: `get/subaccounts/re_messages` has them all, `get/re_messages` its own); each
  *   travels from its home in its region, its heading wandering, at a vehicle's speed with
  *   time sped up `timeScale` times (so a move shows on a map), turning back at its region's
  *   edge.
@@ -104,13 +105,13 @@ export class FleetDemo {
     for (let k = 0; k < this.options.changesPerRound; k++) this.change(now);
   }
 
-  /** The first `movers` registered, online terminals of the fleet's main account. */
+  /** The first `movers` registered, online terminals of the fleet. */
   private pickMovers(): MoverPosition[] {
     const out: MoverPosition[] = [];
     const fleet = this.gw.fleet;
     for (let i = 4; i < fleet.size && out.length < this.options.movers; i++) {
       const s = fleet.at(i);
-      if (s.registered !== 1 || !s.online || s.account !== fleet.options.account) continue;
+      if (s.registered !== 1 || !s.online) continue;
       const still = STILL_KINDS.test(s.description ?? '');
       this.regionOf.set(s.id, regionOf(s));
       out.push({ PrimeID: s.id, account: s.account, lat: s.home.lat, lon: s.home.lon, heading: Math.floor(fleet.unit(i, 40) * 360), speedKmh: still ? 8 : 25 + Math.floor(fleet.unit(i, 41) * 60), at: this.gw.now() });

@@ -154,3 +154,5 @@ export async function startSimulator(options: SimulatorOptions & Record<string, 
 
 export { SimServer, FAULT_KINDS, INT64_EDGE_IDS, faultFromJson } from './server';
 export { TerminalGateway, STATE, ERRORS, formatUtc, parseUtc } from './terminal';
+export { Fleet, terminalInfo, DEFAULT_FLEET_OPTIONS, REGIONS, type FleetOptions, type FleetState, type TerminalInfo } from './terminal-fleet';
+export { DEFAULT_FLEET_DEMO, type FleetDemoOptions, type MoverPosition } from './fleet-demo';

@@ -4,13 +4,17 @@
  * - `POST /_sim/terminal-updates {count, sec?, from?}`: a crowded second: `count` fleet
  *   terminals re-register in second `sec` (default now; seconds since the epoch);
  * - `POST /_sim/fleet {register?: [PrimeID], suspend?: [PrimeID], resume?: [PrimeID]}`;
- * - `GET /_sim/terminal-commands`: the bodies terminal/reset, sysreset and mute received.
+ * - `GET /_sim/terminal-commands`: the bodies terminal/reset, sysreset and mute received;
+ * - `POST /_sim/account {clientId, superAccount?, subaccounts?}`: whether an account is a super
+ *   account (403 on subaccount calls otherwise) and which subaccounts it has.
  */
 import type { SimServer } from './server';
 import { json } from './replies';
 import type { TerminalCommand } from './terminal-commands';
+import type { Account } from './terminal-model';
 
 export interface ControlHost {
+  readonly accounts: Map<string, Account>;
   readonly fleet: { size: number; register(id: string, sec: number): unknown };
   readonly commands: { commands: TerminalCommand[] };
   now(): number;
@@ -48,6 +52,14 @@ export function mountTerminalControl(sim: SimServer, gw: ControlHost): void {
     for (const id of ids(b.suspend)) if (!gw.suspend(id, true)) unknown.push(id);
     for (const id of ids(b.resume)) if (!gw.suspend(id, false)) unknown.push(id);
     return json(unknown.length ? 404 : 200, { unknown });
+  });
+  sim.route('POST', /^\/_sim\/account$/, '_sim/account', (r) => {
+    const b = body(r.text);
+    const acct = gw.accounts.get(String(b.clientId ?? ''));
+    if (!acct) return json(404, { error: `no account "${String(b.clientId ?? '')}"; accounts: ${[...gw.accounts.keys()].join(', ')}` });
+    if (typeof b.superAccount === 'boolean') acct.superAccount = b.superAccount;
+    if (Array.isArray(b.subaccounts)) acct.subaccounts = ids(b.subaccounts).filter((id) => gw.accounts.has(id));
+    return json(200, { clientId: acct.clientId, superAccount: acct.superAccount, subaccounts: acct.subaccounts });
   });
   sim.route('GET', /^\/_sim\/terminal-commands$/, '_sim/terminal-commands', () => json(200, { commands: gw.commands.commands }));
 }

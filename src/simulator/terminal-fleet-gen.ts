@@ -19,6 +19,12 @@ export interface FleetOptions {
   bigMessageIdShare: number;
   /** UpdateUTCs are spread over this many days before the fleet's creation. */
   historyDays: number;
+  /**
+   * Terminals (from the middle of the fleet) whose generated UpdateUTC is one and the same
+   * second, a day before the fleet's creation: a crowded second in the updates feed's history
+   * from the start. Default 0.
+   */
+  crowdedSecond: number;
   /** The account owning the fleet, and the subaccount owning its share. */
   account: string;
   subaccount: string;
@@ -32,6 +38,7 @@ export const DEFAULT_FLEET_OPTIONS: FleetOptions = {
   subaccountShare: 0.1,
   bigMessageIdShare: 0.1,
   historyDays: 30,
+  crowdedSecond: 0,
   account: 'demo',
   subaccount: 'sub',
 };
@@ -117,7 +124,9 @@ export function generateState(o: FleetOptions, i: number, epochSec: number): Fle
   const never = !def && u(2) < o.neverRegisteredShare;
   const region = def ? REGIONS[0] : pickRegion(u(4));
   const { mode, wakeCode } = def ? { mode: 0, wakeCode: 0 } : modeOf(family, u(6), u(7));
-  const updateSec = epochSec - 60 - Math.floor(u(8) * o.historyDays * 86_400);
+  const mid = Math.floor(o.size / 2);
+  const crowded = i >= mid && i < mid + o.crowdedSecond;
+  const updateSec = crowded ? epochSec - 86_400 : epochSec - 60 - Math.floor(u(8) * o.historyDays * 86_400);
   const regSec = never ? null : u(9) < 0.5 ? updateSec : updateSec - Math.floor(u(10) * 5 * 86_400);
   const big = u(12) < o.bigMessageIdShare;
   const ogx = family === 'OGx';

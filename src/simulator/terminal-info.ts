@@ -72,6 +72,8 @@ export class TerminalInfoCalls {
     const visible = visibleAccounts(this.gw.accounts, account);
     const page = this.gw.fleet.page(since, size, (s) => visible.has(s.account));
     this.counters.terminalsServed += page.length;
+    const end = this.gw.options.inventoryEnd;
+    if (!page.length && end !== 'empty') return json(200, end === 'null' ? { ErrorID: 0, Terminals: null } : { ErrorID: 0 });
     return json(200, { ErrorID: 0, Terminals: page.map(terminalInfo) });
   }
 

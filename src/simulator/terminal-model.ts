@@ -133,6 +133,8 @@ export interface TerminalOptions {
   maxPageSize: number;
   /** info/broadcast and info/subaccount/list in the `current` form or the `predecessor`'s (BroadcastInfos; Name, AccountID as text). */
   infoForm: 'current' | 'predecessor';
+  /** The page after the last of info/terminals: `Terminals` empty (default), null, or missing (all seen in the predecessor's habits). */
+  inventoryEnd: 'empty' | 'null' | 'missing';
   /** IsClosed of a broadcast message in its final State 7 (the facts: IsClosed is true for 1 to 5 only). */
   broadcastIsClosed: boolean;
 }
@@ -166,6 +168,7 @@ export const DEFAULT_TERMINAL_OPTIONS: TerminalOptions = {
   maxTerminalUpdates: 500,
   maxPageSize: 1000,
   infoForm: 'current',
+  inventoryEnd: 'empty',
   broadcastIsClosed: false,
 };
 

@@ -23,8 +23,9 @@ export interface MultipleHost {
 }
 
 export class MultipleDestinations {
-  /** Each call accepted (for tests): its message and destinations as sent. */
+  /** Each call accepted (for tests): its message and destinations as sent (the last `max`). */
   readonly calls: Array<{ account: string; Message: Record<string, unknown>; Destinations: unknown[] }> = [];
+  max = 1000;
 
   constructor(private readonly gw: MultipleHost) {}
 
@@ -43,6 +44,7 @@ export class MultipleDestinations {
     if ('errorId' in checked) return refuse(checked.errorId);
     const userId = message.UserMessageID === undefined || message.UserMessageID === null ? undefined : BigInt(String(message.UserMessageID));
     this.calls.push({ account, Message: message, Destinations: dests });
+    if (this.calls.length > this.max) this.calls.splice(0, this.calls.length - this.max);
     const payload = payloadOf(message);
     const submissions = dests.map((d) => {
       const dest = typeof d === 'string' ? d : '';

@@ -12,8 +12,12 @@
  *
  * The gateway is cut by role: terminal-model.ts (states, errors, options, accounts),
  * terminal-access.ts (tokens, limits), terminal-submissions.ts (mode messages,
- * cancellations, their life) and terminal-feed.ts (status records and their paging);
- * this class wires them and keeps the methods tests and the other areas call.
+ * cancellations, their life), terminal-feed.ts (status records and their paging),
+ * terminal-fleet.ts (the inventory: a seeded fleet of terminals), terminal-info.ts (info/*),
+ * terminal-multiple.ts (submit/to_multiple), terminal-lookup.ts (look-ups by ID),
+ * terminal-commands.ts (terminal/reset, sysreset, mute), terminal-control.ts (their
+ * /_sim routes) and fleet-demo.ts (the living fleet of the demo); this class wires them and
+ * keeps the methods tests and the other areas call.
  */
 import type { SimServer, SimReply, SimRequest } from './server';
 import { json } from './server';

@@ -6,10 +6,9 @@
  * command-line switches.
  */
 const assert = require('node:assert/strict');
-const path = require('node:path');
-const { spawn } = require('node:child_process');
 const { startSimulator } = require('../../dist/simulator');
 const { demoText, load } = require('../helpers/codec');
+const { spawnSimulator } = require('../helpers/sim-cli');
 
 const H = { authorization: 'Bearer demo-token' };
 const utc = (ms) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
@@ -38,11 +37,12 @@ describe('the simulator: a living fleet (positions that move, terminals that cha
     const defs = load(demoText(), 'demo.idpmsg');
     const inventory = new Map((await get(sim.url, 'info/terminals?PageSize=500')).Terminals.map((t) => [t.PrimeID, t]));
     const tracks = new Map();
+    const accounts = new Set();
     const end = Date.now() + 30_000;
     while (Date.now() < end && !([...tracks.values()].filter((t) => t.length >= 3).length >= 6)) {
       await new Promise((r) => setTimeout(r, 200));
       tracks.clear();
-      for (const m of (await get(sim.url, `get/re_messages?FromUTC=${encodeURIComponent(since)}`)).Messages) {
+      for (const m of (await get(sim.url, `get/subaccounts/re_messages?FromUTC=${encodeURIComponent(since)}`)).Messages) {
         assert.equal(m.SIN, 255);
         assert.ok(!('Payload' in m), 'RawPayload only: decode it with the definitions');
         const d = defs.decode(Buffer.from(m.RawPayload, 'base64'), 'return');
@@ -50,6 +50,7 @@ describe('the simulator: a living fleet (positions that move, terminals that cha
         const t = inventory.get(m.MobileID);
         assert.ok(t && t.IsRegistered === 1, 'a registered terminal of the inventory');
         assert.equal(m.RegionName, t.LastRegionName);
+        accounts.add(m.AccountID);
         const pos = { lat: d.fields.latitude / 60000, lon: d.fields.longitude / 60000 };
         assert.ok(Math.abs(pos.lat) <= 90 && Math.abs(pos.lon) <= 180);
         if (!tracks.has(m.MobileID)) tracks.set(m.MobileID, []);
@@ -62,6 +63,7 @@ describe('the simulator: a living fleet (positions that move, terminals that cha
       assert.ok(t.some((p, i) => i > 0 && km(t[i - 1], p) > 0.001), `${id} moved`);
       for (let i = 1; i < t.length; i++) assert.ok(km(t[i - 1], t[i]) < 50, `${id}: no jump (${km(t[i - 1], t[i])} km)`);
     }
+    assert.ok(accounts.has('demo'));
     assert.deepEqual(new Set(sim.terminal.demo.positions().map((p) => p.PrimeID)), new Set(full.map(([id]) => id)));
   });
 
@@ -89,17 +91,8 @@ describe('the simulator: a living fleet (positions that move, terminals that cha
   });
 
   it('the command line sizes the fleet and sets the rounds (--fleet-size, --fleet-every)', async function () {
-    const cli = spawn(process.execPath, [path.join(__dirname, '..', '..', 'dist', 'simulator', 'cli.js'), '--port', '0', '--no-limits', '--reports-every', '0', '--fleet-size', '1200', '--fleet-every', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { cli, url } = await spawnSimulator(['--port', '0', '--no-limits', '--reports-every', '0', '--fleet-size', '1200', '--fleet-every', '1']);
     try {
-      const url = await new Promise((resolve, reject) => {
-        let out = '';
-        cli.stdout.on('data', (d) => {
-          out += d;
-          const m = /gateway base URL: (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-          if (m) resolve(m[1]);
-        });
-        cli.on('exit', (code) => reject(new Error(`exited ${code}`)));
-      });
       const since = utc(Date.now() - 1000);
       const pages = [];
       let sinceId = '';

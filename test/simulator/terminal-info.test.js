@@ -53,6 +53,13 @@ describe('the simulator: info/* (inventory, one terminal, service, broadcast, su
     assert.deepEqual(r.body.Terminals.map((t) => t.PrimeID), [ids[10], ids[11]]);
     // Without PageSize: 1000.
     assert.equal((await get(sim, 'info/terminals')).body.Terminals.length, 1000);
+    // The end of the list as the option says: an empty page (default), Terminals null, or none.
+    const last = ids[ids.length - 1];
+    assert.deepEqual((await get(sim, `info/terminals?SinceID=${last}`)).body, { ErrorID: 0, Terminals: [] });
+    sim.terminal.configure({ inventoryEnd: 'null' });
+    assert.deepEqual((await get(sim, `info/terminals?SinceID=${last}`)).body, { ErrorID: 0, Terminals: null });
+    sim.terminal.configure({ inventoryEnd: 'missing' });
+    assert.deepEqual((await get(sim, `info/terminals?SinceID=${last}`)).body, { ErrorID: 0 });
   });
 
   it('a fleet that looks real: both networks, several regions and modes, some never registered, int64 registration IDs', async function () {
@@ -113,6 +120,27 @@ describe('the simulator: info/* (inventory, one terminal, service, broadcast, su
     }
   });
 
+  it('a terminal added by hand joins the inventory in PrimeID order and the updates feed', async function () {
+    sim = await startSimulator({ terminal: { ...NO_LIMITS, acceptUnknownTerminals: true }, fleet: { size: 1500 } });
+    const added = await fetch(`${sim.url}/_sim/terminals`, { method: 'POST', body: JSON.stringify({ terminals: [{ id: '05000001SKYC001', family: 'OGx' }, { id: '01000000SKY0000' }] }) });
+    assert.equal(added.status, 200);
+    // And an unknown destination accepted as a terminal.
+    const sent = await fetch(`${sim.url}/api/v1.0/terminal/mode`, { method: 'POST', headers: { ...DEMO, 'content-type': 'application/json' }, body: JSON.stringify([{ DestinationID: '01000777SKY0777', Mode: 0 }]) });
+    assert.equal((await sent.json()).Submissions[0].ErrorID, 0);
+    const { sizes, all } = await walk(sim, 1000);
+    assert.deepEqual(sizes, [1000, 503, 0]);
+    const ids = all.map((t) => t.PrimeID);
+    assert.deepEqual(ids, [...ids].sort());
+    assert.equal(ids[0], '01000000SKY0000');
+    assert.equal(ids[ids.length - 1], '05000001SKYC001');
+    assert.ok(ids.includes('01000777SKY0777'));
+    const one = (await get(sim, 'info/terminal?PrimeID=05000001SKYC001')).body.Terminal;
+    assert.equal(one.LastSatelliteNetwork, 1);
+    assert.equal(one.IsRegistered, 1);
+    const u = (await get(sim, `info/terminal_updates?FromUTC=${encodeURIComponent(one.UpdateUTC)}`)).body.Terminals.map((t) => t.PrimeID);
+    assert.ok(u.includes('05000001SKYC001') && u.includes('01000000SKY0000'));
+  });
+
   it('serves a 100,000-terminal fleet page by page (each terminal once, an empty page at the end)', async function () {
     sim = await startSimulator({ terminal: NO_LIMITS, fleet: { size: 100_000 } });
     const { sizes, all } = await walk(sim, 1000);
@@ -155,6 +183,12 @@ describe('the simulator: info/* (inventory, one terminal, service, broadcast, su
     const s = (await get(sim, 'info/subaccount/list')).body;
     assert.deepEqual(s, { ErrorID: 0, Subaccounts: [{ AccountID: 10002, AccountName: 'sub' }] });
     assert.equal((await get(sim, 'info/subaccount/list', SUB)).status, 403);
+    // Whether an account is a super account is per account.
+    const off = await fetch(`${sim.url}/_sim/account`, { method: 'POST', body: JSON.stringify({ clientId: 'demo', superAccount: false }) });
+    assert.equal(off.status, 200);
+    assert.equal((await get(sim, 'info/subaccount/list')).status, 403);
+    assert.equal((await get(sim, 'get/subaccounts/re_messages?FromUTC=2020-01-01%2000:00:00')).status, 403);
+    await fetch(`${sim.url}/_sim/account`, { method: 'POST', body: JSON.stringify({ clientId: 'demo', superAccount: true }) });
     sim.terminal.configure({ infoForm: 'predecessor' });
     assert.ok(Array.isArray((await get(sim, 'info/broadcast')).body.BroadcastInfos));
     assert.deepEqual((await get(sim, 'info/subaccount/list')).body.Subaccounts, [{ AccountID: '10002', Name: 'sub' }]);

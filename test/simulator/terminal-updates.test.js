@@ -83,6 +83,19 @@ describe('the simulator: info/terminal_updates', function () {
     assert.equal(tooMany.status, 400, 'each terminal is in the feed once: at most the fleet');
   });
 
+  it('a fleet can start with a crowded second in its history (fleet option crowdedSecond)', async function () {
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: 2500, crowdedSecond: 700 } });
+    const all = await readAll(sim, '2000-01-01 00:00:00');
+    const bySecond = new Map();
+    for (const t of all) bySecond.set(t.UpdateUTC, (bySecond.get(t.UpdateUTC) ?? 0) + 1);
+    const [sec, n] = [...bySecond.entries()].sort((a, b) => b[1] - a[1])[0];
+    assert.equal(n, 500, 'a careful client gets only a reply\'s worth of that second');
+    const wide = await (await fetch(`${sim.url}/api/v1.0/info/terminal_updates?FromUTC=${encodeURIComponent(sec)}`, { headers: DEMO })).json();
+    assert.ok(wide.Terminals.every((t) => t.UpdateUTC === sec), `${sec}: 700 updates, more than a reply holds`);
+    sim.terminal.configure({ maxTerminalUpdates: 1000 });
+    assert.equal((await readAll(sim, '2000-01-01 00:00:00')).length, 2500, 'with a larger reply, every terminal once');
+  });
+
   it('each record is the terminal\'s current state: a mode change moves it to the second of the change', async function () {
     sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 20, receivedAfterMs: 60 }, fleet: { size: 500 } });
     const inv = (await (await fetch(`${sim.url}/api/v1.0/info/terminals?PageSize=500`, { headers: DEMO })).json()).Terminals;

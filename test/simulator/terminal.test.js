@@ -1,8 +1,8 @@
 'use strict';
 const assert = require('node:assert/strict');
-const { spawn } = require('node:child_process');
 const path = require('node:path');
 const { startSimulator } = require('../../dist/simulator');
+const { spawnSimulator } = require('../helpers/sim-cli');
 
 async function token(sim, id = 'demo', secret = 'demo-secret', extra = '') {
   const r = await fetch(`${sim.url}/api/v1.0/auth/token`, {
@@ -123,17 +123,8 @@ describe('the gateway simulator (area a) on its own', function () {
   });
 
   it('starts from the command line with a port option and a control route', async function () {
-    const cli = spawn(process.execPath, [path.join(__dirname, '..', '..', 'dist', 'simulator', 'cli.js'), '--port', '0', '--next-id', '9223372036854775800'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { cli, url } = await spawnSimulator(['--port', '0', '--next-id', '9223372036854775800']);
     try {
-      const url = await new Promise((resolve, reject) => {
-        let out = '';
-        cli.stdout.on('data', (d) => {
-          out += d;
-          const m = /gateway base URL: (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-          if (m) resolve(m[1]);
-        });
-        cli.on('exit', (code) => reject(new Error(`exited ${code}`)));
-      });
       const state = await (await fetch(`${url}/_sim/state`)).json();
       assert.equal(state.terminal.terminals.length, 4);
       const seeded = await fetch(`${url}/_sim/terminals`, { method: 'POST', body: JSON.stringify({ terminals: [{ id: '05000001SKYC001', family: 'OGx', online: false }] }) });
@@ -147,17 +138,9 @@ describe('the gateway simulator (area a) on its own', function () {
   it('the command line turns on the real services\' edges (throttling as HTTP 200 + ErrorID, a base path, a token lifetime) and refuses a wrong value', async function () {
     const bin = path.join(__dirname, '..', '..', require('../../package.json').bin['iotgw-simulator']);
     const args = ['--port', '0', '--calls', '1', '--throttle-as', 'errorId', '--base-path', '/gw/v1', '--token-ttl', '120', '--reports-every', '0'];
-    const cli = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { cli, url: base } = await spawnSimulator(args, bin);
     try {
-      const base = await new Promise((resolve, reject) => {
-        let out = '';
-        cli.stdout.on('data', (d) => {
-          out += d;
-          const m = /gateway base URL: (http:\/\/127\.0\.0\.1:\d+\/gw\/v1)\n/.exec(out);
-          if (m) resolve(m[1]);
-        });
-        cli.on('exit', (code) => reject(new Error(`exited ${code}`)));
-      });
+      assert.ok(base.endsWith('/gw/v1'), base);
       const t = await token({ url: base });
       assert.equal(t.status, 200);
       assert.equal(t.body.expires_in, 120);
