@@ -22,6 +22,12 @@
  * nodes, icons and `examples/` load as they would from node_modules, and Import > Examples
  * lists them). The examples are deployed on the first start only (when the user dir has
  * no flow file); after that the user's own edits are kept. `--reset` starts afresh.
+ *
+ * The fleet dashboard (examples/fleet-dashboard.json) is served at `/dashboard` (redirected to
+ * `/api/dashboard`, under httpNodeRoot) when its two packages, devDependencies of this
+ * checkout (@flowfuse/node-red-dashboard, node-red-contrib-web-worldmap), are installed. An
+ * example naming a node type that Node-RED has not registered is left out of the demo with a
+ * line naming the missing types: deployed, it would stop every flow.
  */
 const fs = require('fs');
 const http = require('http');
@@ -45,6 +51,7 @@ const DEMO_ORDER = [
   'terminal-status-poller',
   'track-delivery',
   'terminal-cancel',
+  'fleet-dashboard',
   'lorawan-contracts',
   'lorawan-referral',
   'lorawan-devices',
@@ -123,6 +130,25 @@ function buildFlows(examples, simUrl = EXAMPLE_SIM_URL) {
   return [...out, ...configs.values()];
 }
 
+/** Types Node-RED itself knows without a registered node (tabs, groups, subflow instances). */
+const STRUCTURAL = new Set(['tab', 'subflow', 'group', 'junction']);
+
+/** The node types of `ex` that `known(type)` says are not registered, sorted and without repeats. */
+function missingTypes(ex, known) {
+  const types = new Set(ex.nodes.map((n) => n.type).filter((t) => typeof t === 'string' && !STRUCTURAL.has(t) && !t.startsWith('subflow:')));
+  return [...types].filter((t) => !known(t)).sort();
+}
+
+/**
+ * Redirects GET `/dashboard...` to the same path under httpNodeRoot, where FlowFuse
+ * Dashboard 2.0 serves the fleet dashboard, so a newcomer finds it at `/dashboard`.
+ */
+function redirectDashboard(app, httpNodeRoot) {
+  const root = httpNodeRoot.replace(/\/+$/, '');
+  if (!root) return;
+  app.get(/^\/dashboard(\/.*)?$/, (req, res) => res.redirect(302, root + req.originalUrl));
+}
+
 /** Is `host` a loopback address (only this machine can connect)? */
 function isLoopbackHost(host) {
   const h = String(host).trim().toLowerCase().replace(/^\[|\]$/g, '');
@@ -183,7 +209,9 @@ function parseArgs(argv) {
 }
 
 /**
- * Starts the simulator and Node-RED. Returns {url, simUrl, RED, sim, stop()}.
+ * Starts the simulator and Node-RED. Returns {url, simUrl, dashboardUrl, RED, sim, deployed,
+ * skipped: [{name, missing}], stop()}. Options beyond the CLI's: `only` (example names to
+ * deploy, default all), `settings` (more Node-RED settings, for tests and bench/).
  * Only one Node-RED runs per process (the runtime is a singleton).
  */
 async function startDev(options = {}) {
@@ -213,6 +241,7 @@ async function startDev(options = {}) {
   const server = http.createServer(app);
 
   const settings = {
+    ...o.settings,
     userDir: o.userDir,
     flowFile: 'flows.json',
     nodesDir: [ROOT],
@@ -240,6 +269,7 @@ async function startDev(options = {}) {
     diagnostics: { enabled: false },
   };
   RED.init(server, settings);
+  redirectDashboard(app, settings.httpNodeRoot);
   app.use(settings.httpAdminRoot, RED.httpAdmin);
   app.use(settings.httpNodeRoot, RED.httpNode);
 
@@ -253,9 +283,17 @@ async function startDev(options = {}) {
 
   const url = `http://${o.host}:${port}/`;
   let deployed = 0;
+  const skipped = [];
   if (firstStart && o.deployExamples) {
     // An example naming an iotgw-redis node needs a running redis-server: import it by hand.
-    const examples = loadExamples().filter((ex) => !ex.nodes.some((n) => n.type === 'iotgw-redis'));
+    const examples = loadExamples()
+      .filter((ex) => !ex.nodes.some((n) => n.type === 'iotgw-redis'))
+      .filter((ex) => !o.only || o.only.includes(ex.name))
+      .filter((ex) => {
+        const missing = missingTypes(ex, (t) => Boolean(RED.nodes.getType(t)));
+        if (missing.length) skipped.push({ name: ex.name, missing });
+        return !missing.length;
+      });
     if (examples.length) {
       const flows = buildFlows(examples, sim.url);
       await RED.runtime.flows.setFlows({ flows: { flows }, deploymentType: 'full' });
@@ -271,7 +309,9 @@ async function startDev(options = {}) {
       await new Promise((r) => server.close(() => r()));
       await sim.close().catch(() => {});
     })());
-  return { url, simUrl: sim.url, RED, sim, server, deployed, firstStart, stop, login: Boolean(adminAuth) };
+  // The dashboard's packages are here and its example was not left out.
+  const dashboard = Boolean(RED.nodes.getType('ui-base')) && !skipped.some((x) => x.name === 'fleet-dashboard') && (!o.only || o.only.includes('fleet-dashboard'));
+  return { url, simUrl: sim.url, RED, sim, server, deployed, skipped, dashboardUrl: dashboard ? `${url}dashboard` : undefined, firstStart, stop, login: Boolean(adminAuth) };
 }
 
 async function main() {
@@ -289,6 +329,8 @@ async function main() {
       : dev.firstStart
         ? 'No example flows deployed (--no-examples).'
         : 'Kept the flows of the user dir (start with --reset to deploy the examples afresh).',
+    ...dev.skipped.map((x) => `Not deployed: examples/${x.name}.json needs node types that are not installed (${x.missing.join(', ')})${x.name === 'fleet-dashboard' ? '; `npm install` installs them (devDependencies)' : ''}.`),
+    ...(dev.dashboardUrl ? [`Fleet dashboard: ${dev.dashboardUrl}`] : []),
     'Press Ctrl-C to stop.',
     '',
   ];
@@ -320,4 +362,4 @@ if (require.main === module) {
   });
 }
 
-module.exports = { startDev, loadExamples, buildFlows, DEMO_ORDER, EXAMPLE_SIM_URL, ROOT, isLoopbackHost, adminAuthFromEnv, checkHost };
+module.exports = { startDev, loadExamples, buildFlows, missingTypes, DEMO_ORDER, EXAMPLE_SIM_URL, ROOT, isLoopbackHost, adminAuthFromEnv, checkHost };

@@ -1,24 +1,47 @@
 'use strict';
 /**
- * Child process for test/package/start-demo.test.js: `npm start`'s startDev (scripts/start.js) on
- * free ports and a fresh user dir (argv[2]), with whatever proxy the environment names.
- * It reports to the parent over IPC: every node status change, and the simulator's call
- * count. Node-RED's log goes to stdout as with `npm start`.
+ * Child process for the demo's tests (test/package/start-demo.test.js, the fleet dashboard's):
+ * `npm start`'s startDev (scripts/start.js) on free ports and a fresh user dir (argv[2]),
+ * with whatever proxy the environment names; argv[3], when given, is JSON of more startDev
+ * options (`only`, `settings`). It reports to the parent over IPC: every node status
+ * change, Node-RED's runtime events (`runtime-state`: missing types), and on request the
+ * simulator's call count ('calls'), its inventory ('fleet'), the terminals that report ('reporters') or the result of deploying examples (`{deploy: [names]}`:
+ * every example named, whatever its types). Node-RED's log goes to stdout as with `npm start`.
  */
 const path = require('path');
-const { startDev } = require('../../scripts/start');
+const { startDev, loadExamples, buildFlows } = require('../../scripts/start');
 
 (async () => {
-  const dev = await startDev({ port: 0, simPort: 0, userDir: process.argv[2], reset: true });
+  const extra = process.argv[3] ? JSON.parse(process.argv[3]) : {};
   const nrPath = process.env.IOTGW_NODE_RED_PATH ? path.resolve(process.env.IOTGW_NODE_RED_PATH) : path.dirname(require.resolve('node-red/package.json'));
   const { events } = require(require.resolve('@node-red/util', { paths: [nrPath] }));
   events.on('node-status', (e) => process.send({ status: { id: e.id, status: e.status } }));
+  events.on('runtime-event', (e) => process.send({ runtimeEvent: { id: e.id, payload: e.payload } }));
+  const dev = await startDev({ port: 0, simPort: 0, userDir: process.argv[2], reset: true, ...extra });
   const names = {};
   dev.RED.nodes.eachNode((n) => (names[n.id] = `${n.type} "${n.name || n.id}"`));
-  process.send({ ready: true, names, deployed: dev.deployed });
+  const { url, simUrl, dashboardUrl, deployed, skipped } = dev;
+  process.send({ ready: true, names, deployed, skipped, url, simUrl, dashboardUrl });
   process.on('message', (m) => {
     if (m === 'calls') process.send({ calls: dev.sim.server.calls.length });
+    // The simulator's inventory in PrimeID order (the demo account, a super account, sees it all).
+    if (m === 'fleet') process.send({ fleet: dev.sim.terminal.fleet.page(undefined, 1e6, () => true).map((s) => s.id) });
+    // The terminals that report positions to the demo account: the held ones online, and the
+    // living fleet's movers (src/simulator/fleet-demo.ts), each once reported when `allReported`.
+    if (m === 'reporters') {
+      const gw = dev.sim.terminal;
+      const held = [...gw.terminals.values()].filter((t) => t.online && t.account === 'demo').map((t) => t.id);
+      const movers = gw.demo.positions().filter((p) => p.account === 'demo').map((p) => p.PrimeID);
+      process.send({ reporters: [...new Set([...held, ...movers])], movers, allReported: gw.demo.counters.reports >= movers.length });
+    }
     if (m === 'stop') dev.stop().then(() => process.exit(0));
+    if (m && m.deploy) {
+      const flows = buildFlows(loadExamples().filter((ex) => m.deploy.includes(ex.name)), dev.sim.url);
+      dev.RED.runtime.flows.setFlows({ flows: { flows }, deploymentType: 'full' }).then(
+        () => process.send({ deployed: flows.length }),
+        (err) => process.send({ deployed: 0, error: String(err && err.message) }),
+      );
+    }
   });
 })().catch((err) => {
   console.error(err);

@@ -48,6 +48,31 @@ function banner(text) {
 }
 
 /**
+ * With no Chromium on this machine: a loud banner and, in a describe block named `title`, a
+ * pending test (CI=true: a failing one); returns true then, false when there is a browser.
+ */
+function withoutChromium(title) {
+  if (chromiumPath()) return false;
+  const text =
+    'NO CHROMIUM: the editor tests in a real browser did NOT run. Install it with `apt-get install -y chromium` ' +
+    '(or set IOTGW_CHROMIUM to a Chromium binary).';
+  process.stderr.write(banner(text));
+  // Once more at the very end of the run, where people read the summary.
+  after(() => process.stderr.write(banner(text)));
+  describe(title, function () {
+    if (process.env.CI === 'true') {
+      it('has a browser to run in (CI=true: a missing Chromium fails the run)', function () {
+        throw new Error(text);
+      });
+    } else {
+      // Pending, not passed: mocha reports it as such.
+      it('runs the editor tests (PENDING: no Chromium on this machine)');
+    }
+  });
+  return true;
+}
+
+/**
  * A describe block with the editor open (1280 x 800) before its first test: `body(ed)`
  * registers its tests, which read `ed.page`, `ed.nr`, `ed.types` (package.json's node types)
  * and `ed.defs` (type -> {category, isConfig, defaults, credentials}). After a failed test
@@ -55,25 +80,7 @@ function banner(text) {
  * tray, dialog or tooltip. Without Chromium: a banner, and a pending test (CI=true: a failing one).
  */
 function describeEditor(title, body) {
-  if (!chromiumPath()) {
-    const text =
-      'NO CHROMIUM: the editor tests in a real browser did NOT run. Install it with `apt-get install -y chromium` ' +
-      '(or set IOTGW_CHROMIUM to a Chromium binary).';
-    process.stderr.write(banner(text));
-    // Once more at the very end of the run, where people read the summary.
-    after(() => process.stderr.write(banner(text)));
-    describe(title, function () {
-      if (process.env.CI === 'true') {
-        it('has a browser to run in (CI=true: a missing Chromium fails the run)', function () {
-          throw new Error(text);
-        });
-      } else {
-        // Pending, not passed: mocha reports it as such.
-        it('runs the editor tests (PENDING: no Chromium on this machine)');
-      }
-    });
-    return;
-  }
+  if (withoutChromium(title)) return;
   describe(title, function () {
     this.timeout(180000);
     const ed = { types: nodeTypes(), nr: undefined, page: undefined, defs: undefined };
@@ -572,4 +579,4 @@ async function debugFromFlow(ed, z, ms) {
   return msgs;
 }
 
-module.exports = { CATEGORY, IMAGES, SHOTS, SMOKE, typeArea, exampleArea, describeEditor, dialogTests, exampleTests };
+module.exports = { CATEGORY, IMAGES, SHOTS, SMOKE, typeArea, exampleArea, withoutChromium, describeEditor, dialogTests, exampleTests };
