@@ -88,7 +88,7 @@ describe('iotgw-codec', function () {
   });
 
   it('a 2 MB payload is refused before decoding (BAD_INPUT naming the field); Node-RED stays up, RSS bounded, the next msg decoded', async function () {
-    const n = await load(flow({}, { xml: messageFile(nestedBooleans(100)) }));
+    const n = await load(flow({}, { xml: messageFile(nestedBooleans(90)) }));
     const out = collect(n.get('out'));
     const caught = collect(n.get('caught'));
     const codec = n.get('codec');

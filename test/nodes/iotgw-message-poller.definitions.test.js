@@ -75,7 +75,7 @@ describe('iotgw-message-poller with definitions', function () {
     addRaw(now - 5, Buffer.from([200, 1, 1, 1, 0x80]));
     sim.terminal.mobile.seed({ count: 3, perSecond: 3, startSec: now - 4, kind: 'telemetry' });
     // The example's services and a service holding the nested layout (Sizes small enough to load).
-    const nested = messageFile(nestedBooleans(100)).match(/<Service>.*<\/Service>/)[0];
+    const nested = messageFile(nestedBooleans(90)).match(/<Service>.*<\/Service>/)[0];
     const rss = process.memoryUsage().rss;
     const n = await load(flow({}, { xml: demoText().replace('</Services>', `${nested}</Services>`) }));
     const warns = recordWarnings(n.get('poller'));

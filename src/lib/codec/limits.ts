@@ -22,7 +22,7 @@ export const MAX_BYTES_RANGE = [2, 65535] as const;
  * message may decode into. Measured (BENCHMARKS.md, figure 6): decoding the worst layout
  * of this many values and building its common message format stays well under 50 ms.
  */
-export const MAX_VALUES = 40_000;
+export const MAX_VALUES = 20_000;
 
 /** A definitions file (or pasted XML) larger than this is refused unread. */
 export const MAX_DEFINITIONS_BYTES = 4 * 1024 * 1024;

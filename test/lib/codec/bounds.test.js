@@ -23,7 +23,7 @@ describe('codec: bounds', function () {
   it("the issue's layout (two nested arrays of booleans, Size 32,767) is refused at load, naming the inner array", function () {
     refusedAtLoad(
       messageFile(nestedBooleans()),
-      /^my\.idpmsg, line 1: Service "s" \(SIN 200\) > ReturnMessages > Message "M" \(MIN 1\) > Field "outer" > Field "inner": a 6400-byte message could decode into 115,166 values, more than the 40,000 one message may hold; give this array or list a smaller Size$/,
+      /^my\.idpmsg, line 1: Service "s" \(SIN 200\) > ReturnMessages > Message "M" \(MIN 1\) > Field "outer" > Field "inner": a 6400-byte message could decode into 115,166 values, more than the 20,000 one message may hold; give this array or list a smaller Size$/,
     );
     // Forward messages are bounded by the to-mobile size; arrays of fixed 1-element arrays nest the same way.
     const deep = (n) => (n === 0 ? fieldXml('BooleanField', 'b') : fieldXml('ArrayField', `a${n}`, `<Size>1</Size><Fixed>true</Fixed><Fields>${deep(n - 1)}</Fields>`));
@@ -31,7 +31,7 @@ describe('codec: bounds', function () {
   });
 
   it('the same layout with smaller Sizes loads; the largest message of each direction is a setting', function () {
-    const d = load(messageFile(nestedBooleans(100)));
+    const d = load(messageFile(nestedBooleans(90)));
     assert.deepEqual(d.maxBytes, DEFAULT_MAX_BYTES);
     assert.deepEqual(DEFAULT_MAX_BYTES, { return: 6400, forward: 10000 });
     assert.ok(worstCase(d.find(200, 1, 'return').def, 6400).values <= MAX_VALUES);
@@ -44,16 +44,16 @@ describe('codec: bounds', function () {
   });
 
   it('a 2 MB message is refused before decoding: BAD_INPUT, nothing decoded', function () {
-    const d = load(messageFile(nestedBooleans(100)));
+    const d = load(messageFile(nestedBooleans(90)));
     const before = process.memoryUsage().heapUsed;
     const e = thrown(() => d.decode(allOnes(2 * 1024 * 1024), 'return'));
     assert.equal(e.code, 'BAD_INPUT');
     assert.match(e.message, /payload: 2097152 bytes, more than the largest from-mobile message \(6400 bytes/);
     assert.ok(process.memoryUsage().heapUsed - before < 16 * 1024 * 1024);
-    // The most this layout holds decodes, within the bound: 100 x 100 booleans and their objects.
-    const full = d.find(200, 1, 'return').encode({ outer: Array.from({ length: 100 }, () => ({ inner: Array.from({ length: 100 }, () => ({ b: true })) })) });
-    assert.equal(countValues(d.decode(full, 'return').fields), 1 + 100 * 2 + 100 * 100 * 2);
-    assert.ok(1 + 100 * 2 + 100 * 100 * 2 <= MAX_VALUES);
+    // The most this layout holds decodes, within the bound: 90 x 90 booleans and their objects.
+    const full = d.find(200, 1, 'return').encode({ outer: Array.from({ length: 90 }, () => ({ inner: Array.from({ length: 90 }, () => ({ b: true })) })) });
+    assert.equal(countValues(d.decode(full, 'return').fields), 1 + 90 * 2 + 90 * 90 * 2);
+    assert.ok(1 + 90 * 2 + 90 * 90 * 2 <= MAX_VALUES);
   });
 
   it('encoding: a message that would be larger than the largest to-mobile message is refused (BAD_INPUT), not built', function () {
