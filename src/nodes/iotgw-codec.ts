@@ -20,21 +20,38 @@ export interface CodecConfig extends NodeDef {
   messages: Direction;
 }
 
+/** How many bytes `raw` holds (base64 text: the bytes it reads as), without converting it; 0 when not bytes. */
+function byteCount(raw: unknown): number {
+  if (raw instanceof Uint8Array || Array.isArray(raw)) return raw.length;
+  if (typeof raw === 'string') {
+    const s = raw.trim();
+    let n = s.length;
+    while (n > 0 && s.length - n < 2 && s[n - 1] === '=') n--;
+    return Math.floor((n * 3) / 4);
+  }
+  const data = isPlainObject(raw) ? raw.data : undefined;
+  return Array.isArray(data) ? data.length : 0;
+}
+
 /** Decodes `msg.payload` (bytes, or a message object with RawPayload) into msg.fields and msg.payload. */
 export function decodeMsg(defs: Definitions, msg: Msg, direction: Direction): void {
   const p = msg.payload;
   const isMessage = isPlainObject(p) && !Buffer.isBuffer(p) && (p as { type?: unknown }).type !== 'Buffer';
   const raw = isMessage ? p.RawPayload : p;
+  const field = isMessage ? 'msg.payload.RawPayload' : 'msg.payload';
+  // Refused before its bytes are even converted: larger than any message of the service.
+  const big = defs.sizeProblem(byteCount(raw), direction);
+  if (big) throw badInput(field, big);
   const bytes = asBytes(raw);
   if (!bytes) {
-    throw badInput(isMessage ? 'msg.payload.RawPayload' : 'msg.payload', `needs the message's bytes (a Buffer, a byte array or base64 text), not ${describeType(raw)}`);
+    throw badInput(field, `needs the message's bytes (a Buffer, a byte array or base64 text), not ${describeType(raw)}`);
   }
   let d;
   try {
     d = defs.decode(bytes, direction);
   } catch (e) {
     const g = toGatewayError(e);
-    throw g.field === 'payload' ? badInput(isMessage ? 'msg.payload.RawPayload' : 'msg.payload', g.message.replace(/^payload: /, '')) : g;
+    throw g.field === 'payload' ? badInput(field, g.message.replace(/^payload: /, '')) : g;
   }
   const cmf = toCmf(d.message, d.fields);
   msg.fields = d.fields;

@@ -110,6 +110,9 @@ class Decorator {
   private decodeRaw(raw: Buffer, payload: FromMobileMessage, out: { fields?: Record<string, unknown> }): void {
     const defs = this.definitions();
     if (!defs || raw.length < 2) return;
+    // Larger than any from-mobile message: not a terminal's message; refused before decoding.
+    const big = defs.sizeProblem(raw.length, 'return');
+    if (big) return void this.node.warn(`BAD_RESPONSE: from-mobile message ${String(payload.ID)}: emitted undecoded: RawPayload is ${big}`);
     if (!defs.find(raw[0]!, raw[1]!, 'return')) {
       this.warnOnce(`${raw[0]}/${raw[1]}`, `SIN ${raw[0]} MIN ${raw[1]}: not in the message definitions; such messages are emitted undecoded`);
       return;

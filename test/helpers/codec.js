@@ -22,7 +22,24 @@ function thrown(fn) {
   throw new Error('expected a throw');
 }
 
-module.exports = { FIXTURES, DEMO_FILE, fixtureText, demoText, load, hex, thrown };
+/** The values of decoded fields, as the codec's bound counts them: each value, array element and bitmask item object. */
+function countValues(v) {
+  if (Array.isArray(v)) return v.reduce((n, e) => n + 1 + countValues(e), 0);
+  if (v && typeof v === 'object' && !Buffer.isBuffer(v)) return Object.values(v).reduce((n, e) => n + 1 + countValues(e), 0);
+  return 0;
+}
+
+/** One <Field> of a definitions file. */
+const fieldXml = (type, name, extra = '') => `<Field xsi:type="${type}"><Name>${name}</Name>${extra}</Field>`;
+/** A definitions file of one service (SIN `sin`) with one message (MIN `min`) of `fields` (XML), return or forward. */
+const messageFile = (fields, { sin = 200, min = 1, name = 'M', forward = false } = {}) => {
+  const list = forward ? 'ForwardMessages' : 'ReturnMessages';
+  return `<MessageDefinition xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><Services><Service><Name>s</Name><SIN>${sin}</SIN><${list}><Message><Name>${name}</Name><MIN>${min}</MIN><Fields>${fields}</Fields></Message></${list}></Service></Services></MessageDefinition>`;
+};
+/** The issue's layout: two nested variable arrays of booleans, each of Size `size`. */
+const nestedBooleans = (size = 32767) => fieldXml('ArrayField', 'outer', `<Size>${size}</Size><Fields>${fieldXml('ArrayField', 'inner', `<Size>${size}</Size><Fields>${fieldXml('BooleanField', 'b')}</Fields>`)}</Fields>`);
+
+module.exports = { FIXTURES, DEMO_FILE, fixtureText, demoText, load, hex, thrown, countValues, fieldXml, messageFile, nestedBooleans };
 
 /** An iotgw-definitions config node (id "defs") with pasted XML (the example file by default). */
 function definitionsNode(props = {}) {

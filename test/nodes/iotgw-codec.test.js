@@ -2,7 +2,7 @@
 /** iotgw-codec in a real Node-RED runtime: decode and encode, every input form, BAD_INPUT to Catch. */
 const assert = require('node:assert/strict');
 const { helper, load, until, collect, catchAll } = require('../helpers/harness');
-const { definitionsNode, fixtureText, hex } = require('../helpers/codec');
+const { definitionsNode, fixtureText, hex, fieldXml, messageFile, nestedBooleans } = require('../helpers/codec');
 
 // The SatelliteTelemetry vector of message-definitions.md.
 const TELEMETRY = hex('FF 01 CE 79 A5 48 53 18 7D BA AB 0C 02 98 03 AE 03 26 3E');
@@ -85,6 +85,47 @@ describe('iotgw-codec', function () {
     codec.receive({ payload: hex('0A 03 02 C8 C0 4A 7F EE') });
     await until(() => out.length === 1);
     assert.deepEqual(statuses.at(-1), {}, 'cleared by the next success');
+  });
+
+  it('a 2 MB payload is refused before decoding (BAD_INPUT naming the field); Node-RED stays up, RSS bounded, the next msg decoded', async function () {
+    const n = await load(flow({}, { xml: messageFile(nestedBooleans(90)) }));
+    const out = collect(n.get('out'));
+    const caught = collect(n.get('caught'));
+    const codec = n.get('codec');
+    const big = Buffer.concat([Buffer.from([200, 1]), Buffer.alloc(2 * 1024 * 1024 - 2, 0xff)]);
+    const rss = process.memoryUsage().rss;
+    codec.receive({ payload: big });
+    codec.receive({ payload: big.toString('base64') });
+    codec.receive({ payload: { ID: '1', RawPayload: big.toString('base64') } });
+    codec.receive({ payload: Buffer.from([200, 1, 1, 1, 0x80]) });
+    await until(() => caught.length === 3 && out.length === 1);
+    assert.deepEqual(caught.map((m) => m.error.code), ['BAD_INPUT', 'BAD_INPUT', 'BAD_INPUT']);
+    assert.match(caught[0].error.message, /^BAD_INPUT: msg\.payload: 2097152 bytes, more than the largest from-mobile message \(6400 bytes, the definitions' setting\); not decoded$/);
+    assert.match(caught[1].error.message, /^BAD_INPUT: msg\.payload: 2097152 bytes, more than the largest/);
+    assert.match(caught[2].error.message, /^BAD_INPUT: msg\.payload\.RawPayload: 2097152 bytes, more than the largest/);
+    assert.deepEqual(out[0].fields, { outer: [{ inner: [{ b: true }] }] });
+    assert.ok(process.memoryUsage().rss - rss < 150 * 1024 * 1024, `RSS grew ${Math.round((process.memoryUsage().rss - rss) / 1048576)} MB`);
+  });
+
+  it("the issue's layout (nested arrays of 32,767 booleans) is refused at deploy: a 2 MB payload is refused with that error", async function () {
+    const n = await load(flow({}, { xml: messageFile(nestedBooleans()) }));
+    const caught = collect(n.get('caught'));
+    n.get('codec').receive({ payload: Buffer.concat([Buffer.from([200, 1]), Buffer.alloc(2 * 1024 * 1024 - 2, 0xff)]) });
+    await until(() => caught.length === 1);
+    assert.match(caught[0].error.message, /Field "outer" > Field "inner": a 6400-byte message could decode into 115,166 values/);
+  });
+
+  it('encoding into more than the largest to-mobile message (a setting) is BAD_INPUT, nothing sent', async function () {
+    const xml = messageFile(fieldXml('DataField', 'blob', '<Size>2000</Size>'), { forward: true });
+    const n = await load(flow({ messages: 'forward' }, { xml, maxToMobileBytes: 1023 }));
+    const out = collect(n.get('out'));
+    const caught = collect(n.get('caught'));
+    n.get('codec').receive({ payload: { message: 'M', fields: { blob: Buffer.alloc(1500) } } });
+    n.get('codec').receive({ payload: { message: 'M', fields: { blob: Buffer.alloc(1000) } } });
+    await until(() => caught.length === 1 && out.length === 1);
+    assert.equal(caught[0].error.code, 'BAD_INPUT');
+    assert.match(caught[0].error.message, /^BAD_INPUT: M: the encoded message would be more than 1023 bytes, the largest to-mobile message/);
+    assert.equal(out[0].payload.length, 1004);
   });
 
   it('a refused definitions file: each msg is refused with its error; no definitions node: BAD_INPUT', async function () {

@@ -49,6 +49,43 @@ describe('iotgw-definitions (config node)', function () {
     assert.throws(() => empty.get('defs').definitions(), /no message definitions/);
   });
 
+  it('a file that is not a regular file (/dev/zero, a FIFO with no writer, a directory) is refused without reading it', async function () {
+    const fifo = path.join(dir, 'defs.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const rss = process.memoryUsage().rss;
+    for (const [file, kind] of [['/dev/zero', 'device'], [fifo, 'FIFO'], [dir, 'directory']]) {
+      const n = await load([definitionsNode({ xml: '', file })]);
+      assert.throws(() => n.get('defs').definitions(), (err) => {
+        assert.equal(err.code, 'BAD_INPUT');
+        assert.equal(err.message, `file: ${file}: not a regular file (a ${kind}); give the path of a Message Definition File`);
+        return true;
+      });
+      await helper.unload();
+    }
+    assert.ok(process.memoryUsage().rss - rss < 100 * 1024 * 1024, 'nothing of /dev/zero was read');
+  });
+
+  it('a file or pasted XML over 4 MB is refused unread; one under the cap loads', async function () {
+    const big = path.join(dir, 'big.idpmsg');
+    fs.writeFileSync(big, '');
+    fs.truncateSync(big, 31 * 1024 * 1024); // the issue's 31 MB file (sparse: no disk spent)
+    const n = await load([definitionsNode({ xml: '', file: big })]);
+    assert.throws(() => n.get('defs').definitions(), new RegExp(`^BAD_INPUT: file: ${big.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: 32505856 bytes; a definitions file may hold at most 4194304 bytes$`));
+    await helper.unload();
+    const pasted = await load([definitionsNode({ xml: `<MessageDefinition><!--${'x'.repeat(4 * 1024 * 1024)}--><Services/></MessageDefinition>` })]);
+    assert.throws(() => pasted.get('defs').definitions(), /^BAD_INPUT: xml: 4194361 bytes of pasted XML; at most 4194304 bytes \(as for a file\)$/);
+    await helper.unload();
+    const ok = await load([definitionsNode({ xml: `<MessageDefinition><!--${'x'.repeat(3 * 1024 * 1024)}--><Services/></MessageDefinition>` })]);
+    assert.equal(ok.get('defs').definitions().summary().services, 0);
+  });
+
+  it('the largest message of each direction: a setting, 6,400 and 10,000 bytes when absent (older flows)', async function () {
+    const n = await load([definitionsNode(), definitionsNode({ id: 'set', maxFromMobileBytes: 300, maxToMobileBytes: '1023' }), definitionsNode({ id: 'blank', maxFromMobileBytes: '', maxToMobileBytes: '' })]);
+    assert.deepEqual(n.get('defs').definitions().maxBytes, { return: 6400, forward: 10000 });
+    assert.deepEqual(n.get('set').definitions().maxBytes, { return: 300, forward: 1023 });
+    assert.deepEqual(n.get('blank').definitions().maxBytes, { return: 6400, forward: 10000 });
+  });
+
   it('Node-RED starts without saxes: it loads with the first definitions node', function () {
     // A child process: a fresh module cache, the registrar as Node-RED loads it at start.
     const root = path.join(__dirname, '..', '..');

@@ -2,13 +2,13 @@
 /** iotgw-send-message with definitions: {DestinationID, message, fields} sent as RawPayload; a bad field sends nothing. */
 const assert = require('node:assert/strict');
 const { simulatorPerTest, load, until, collect, sendMessageNode, nodeFlow } = require('../helpers/harness');
-const { definitionsNode } = require('../helpers/codec');
+const { definitionsNode, fieldXml, messageFile } = require('../helpers/codec');
 
 describe('iotgw-send-message with definitions', function () {
   let sim;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 100, receivedAfterMs: 300 } }, (s) => (sim = s));
 
-  const flow = (props = {}) => nodeFlow(sim, sendMessageNode({ definitions: 'defs', ...props }), { outs: ['ok', 'bad'], extra: [definitionsNode()] });
+  const flow = (props = {}, defs = {}) => nodeFlow(sim, sendMessageNode({ definitions: 'defs', ...props }), { outs: ['ok', 'bad'], extra: [definitionsNode(defs)] });
 
   it('the simulator receives the expected bytes', async function () {
     const n = await load(flow());
@@ -55,5 +55,21 @@ describe('iotgw-send-message with definitions', function () {
     await until(() => caught.length === 1);
     assert.match(caught[0].error.message, /msg\.payload\.RawPayload: 5 bytes is too long; at most 4/);
     assert.equal(sim.server.callsTo('terminal/messages').length, 0);
+  });
+
+  it('fields that would encode into more than the largest to-mobile message are BAD_INPUT before the message is built; nothing is sent', async function () {
+    // 10,000 bytes by default, whatever Max raw bytes says; a data array of Size 32,767 could hold 32 kB.
+    const xml = messageFile(fieldXml('ArrayField', 'chunks', `<Size>4000</Size><Fields>${fieldXml('DataField', 'd', '<Size>8</Size><Fixed>true</Fixed>')}</Fields>`), { forward: true, name: 'Upload' });
+    const n = await load(flow({ maxRawBytes: 1000000 }, { xml }));
+    const caught = collect(n.get('caught'));
+    const ok = collect(n.get('ok'));
+    const chunks = (k) => Array.from({ length: k }, () => ({ d: Buffer.alloc(8, 1) }));
+    n.get('send').receive({ payload: { DestinationID: '01000001SKYA001', message: 'Upload', fields: { chunks: chunks(1300) } } });
+    n.get('send').receive({ payload: { DestinationID: '01000001SKYA001', message: 'Upload', fields: { chunks: chunks(10) } } });
+    await until(() => caught.length === 1 && ok.length === 1);
+    assert.equal(caught[0].error.code, 'BAD_INPUT');
+    assert.match(caught[0].error.message, /msg\.payload: Upload: the encoded message would be more than 10000 bytes, the largest to-mobile message/);
+    assert.equal(sim.terminal.mobile.toMobile.length, 1, 'only the message that fits was sent');
+    assert.equal(Buffer.from(sim.terminal.mobile.toMobile[0].item.RawPayload, 'base64').length, 2 + 1 + 80);
   });
 });

@@ -5,7 +5,7 @@
  * - `decodeFields` turns `Fields` into a plain object `{Name: value}` with each value
  *   converted by its `Type`: unsignedint / signedint -> number (a decimal string above
  *   2^53, like the int64 IDs), enum and string -> string, boolean -> true/false, data
- *   (base64) -> Buffer, array -> an array of objects (one per element, by `Index`),
+ *   (base64; text that is not base64 is kept as it came) -> Buffer, array -> an array of objects (one per element, by `Index`),
  *   message -> a nested object. A field of unknown or missing Type keeps its Value.
  * - `encodeFields` builds `Fields` from a plain object, each Type from a spec (or, where
  *   the spec says nothing, from the JS value), for a to-mobile `Payload`.
@@ -66,6 +66,9 @@ export type CmfSpecMap = Record<string, CmfSpec>;
 
 const INT_RE = /^[+-]?\d+$/;
 
+/** Standard base64 with its padding (what the gateway writes). */
+export const isBase64Text = (v: string): boolean => v.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(v);
+
 function toInt(v: unknown): number | string | unknown {
   const s = typeof v === 'number' ? (Number.isInteger(v) ? String(v) : '') : typeof v === 'string' ? v.trim() : '';
   if (!INT_RE.test(s)) return v;
@@ -97,7 +100,9 @@ export function decodeValue(f: CmfField): unknown {
     case 'string':
       return f.Value === undefined || f.Value === null ? f.Value : String(f.Value);
     case 'data':
-      return typeof f.Value === 'string' ? Buffer.from(f.Value, 'base64') : f.Value;
+      // Text that is not base64 is kept as it came: Buffer.from would skip what it cannot read
+      // ("%%%" -> an empty Buffer), changing the data silently; encoding it is then refused.
+      return typeof f.Value === 'string' && isBase64Text(f.Value) ? Buffer.from(f.Value, 'base64') : f.Value;
     case 'array': {
       const els = Array.isArray(f.Elements) ? [...f.Elements] : [];
       els.sort((a, b) => (a?.Index ?? 0) - (b?.Index ?? 0));
@@ -116,7 +121,10 @@ export function decodeFields(fields: unknown): Record<string, unknown> {
   if (!Array.isArray(fields)) return out;
   for (const f of fields as CmfField[]) {
     if (!f || typeof f !== 'object' || typeof f.Name !== 'string') continue;
-    out[f.Name] = decodeValue(f);
+    const v = decodeValue(f);
+    // A field named "__proto__" is a field, not the object's prototype.
+    if (f.Name === '__proto__') Object.defineProperty(out, f.Name, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[f.Name] = v;
   }
   return out;
 }
@@ -191,7 +199,7 @@ function encodeValue(name: string, type: CmfType, v: unknown, s: Exclude<CmfSpec
       return { Name: name, Type: type, Value: String(v) };
     case 'data':
       if (Buffer.isBuffer(v) || v instanceof Uint8Array) return { Name: name, Type: type, Value: Buffer.from(v).toString('base64') };
-      if (typeof v === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(v) && v.length % 4 === 0) return { Name: name, Type: type, Value: v };
+      if (typeof v === 'string' && isBase64Text(v)) return { Name: name, Type: type, Value: v };
       if (Array.isArray(v) && v.every((x) => Number.isInteger(x) && x >= 0 && x <= 255)) return { Name: name, Type: type, Value: Buffer.from(v as number[]).toString('base64') };
       return bad('a Buffer, a byte array or base64 text');
     case 'array': {

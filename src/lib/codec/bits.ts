@@ -51,14 +51,20 @@ export class BitWriter {
   buf: Buffer;
   pos = 0;
 
-  constructor(bytes = 64) {
-    this.buf = Buffer.alloc(bytes);
+  /** `limit`: the most bytes to write; `tooLong` makes the error thrown past it. */
+  constructor(
+    bytes = 64,
+    private readonly limit = Infinity,
+    private readonly tooLong: (limit: number) => Error = (n) => new RangeError(`more than ${n} bytes`),
+  ) {
+    this.buf = Buffer.alloc(Math.min(bytes, limit));
   }
 
   private room(bits: number): void {
     const need = (this.pos + bits + 7) >>> 3;
     if (need <= this.buf.length) return;
-    const next = Buffer.alloc(Math.max(need, this.buf.length * 2));
+    if (need > this.limit) throw this.tooLong(this.limit);
+    const next = Buffer.alloc(Math.min(Math.max(need, this.buf.length * 2), this.limit));
     this.buf.copy(next);
     this.buf = next;
   }

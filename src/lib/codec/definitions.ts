@@ -51,7 +51,8 @@ export function minBits(fields: FieldDef[]): number {
   for (const f of fields) n += f.optional ? 1 : minFieldBits(f);
   return n;
 }
-function minFieldBits(f: FieldDef): number {
+/** The least bits of `f` when present (its presence bit not counted). */
+export function minFieldBits(f: FieldDef): number {
   switch (f.kind) {
     case 'BooleanField':
       return 1;
@@ -98,6 +99,8 @@ function readKind(ctx: Ctx, el: XmlElement, f: FieldDef, where: string, depth: n
     const list = child(el, 'Items');
     f.items = children(list, 'string').map((s) => s.text);
     if (!f.items.length) fail(ctx, list ?? el, where, '<Items> must list at least one <string>');
+    const problem = itemsProblem(f.items, f.kind === 'EnumField' ? f.size : 0);
+    if (problem) fail(ctx, list ?? el, where, problem);
   };
   const sub = () => {
     if (depth > 16) fail(ctx, el, where, 'arrays nested more than 16 deep');
@@ -138,6 +141,24 @@ function readKind(ctx: Ctx, el: XmlElement, f: FieldDef, where: string, depth: n
       // DynamicField has no size; PropertyField and MessageField are refused on use.
       break;
   }
+}
+
+/**
+ * Items two indexes share (an enum would encode the text to the first, a bitmask would
+ * keep one element of two), or a text that reads as the number of an index with no item
+ * (an enum decodes that index to the number, and the common message format carries it
+ * as that text: it must encode back to the same index).
+ */
+function itemsProblem(items: string[], enumBits: number): string | undefined {
+  const seen = new Map<string, number>();
+  for (let i = 0; i < items.length; i++) {
+    const t = items[i]!;
+    const first = seen.get(t);
+    if (first !== undefined) return `items ${first} and ${i} are both "${t.slice(0, 40)}"; each item must be named once`;
+    seen.set(t, i);
+    if (enumBits && /^\d+$/.test(t) && Number(t) >= items.length && Number(t) < 2 ** enumBits) return `item ${i} is "${t}", which also reads as index ${t} (an index with no item decodes to its number)`;
+  }
+  return undefined;
 }
 
 function checkDefault(f: FieldDef, text: string): string | undefined {

@@ -7,14 +7,16 @@
  */
 import { badInput } from '../common/errors';
 import { describeType, showValue } from '../common/int64';
-import { decodeFields, encodeFields, type CmfMessage } from '../api/cmf';
-import { DefinitionsError, readDefinitions } from './definitions';
+import { decodeFields, type CmfMessage } from '../api/cmf';
+import { DefinitionsError, minBits, readDefinitions } from './definitions';
 import { compileMessage, type CompiledMessage, type Fields } from './layout';
-import type { Direction, ServiceDef } from './model';
+import { DEFAULT_MAX_BYTES, MAX_VALUES, worstCase, type MaxBytes } from './limits';
+import type { Direction, MessageDef, ServiceDef } from './model';
 
 export type { CompiledMessage, Fields } from './layout';
 export type { Direction, FieldDef, MessageDef, ServiceDef } from './model';
 export { DefinitionsError } from './definitions';
+export { DEFAULT_MAX_BYTES, MAX_BYTES_RANGE, MAX_DEFINITIONS_BYTES, MAX_VALUES, worstCase, type MaxBytes } from './limits';
 
 export interface DefinitionsSource {
   /** The XML text. */
@@ -56,13 +58,52 @@ export interface DefinitionsNode {
   definitions(): Definitions;
 }
 
+const WHICH: Record<Direction, string> = { return: 'from-mobile', forward: 'to-mobile' };
+
+/** Where a message (and the fields down to one of its fields) is, in a DefinitionsError. */
+function where(m: MessageDef, path: { name: string }[] = []): string {
+  const list = m.direction === 'forward' ? 'ForwardMessages' : 'ReturnMessages';
+  return [`Service "${m.service}" (SIN ${m.sin}) > ${list} > Message "${m.name}" (MIN ${m.min})`, ...path.map((f) => `Field "${f.name}"`)].join(' > ');
+}
+
+/**
+ * Refuses a message that no message of `maxBytes` can hold, or whose worst case (a message
+ * of `maxBytes` bytes) decodes into more than MAX_VALUES values, naming the element.
+ */
+function checkBounds(m: MessageDef, source: string, maxBytes: number): void {
+  const least = Math.ceil((16 + minBits(m.fields)) / 8);
+  if (least > maxBytes) throw new DefinitionsError(source, m.line, where(m), `takes at least ${least} bytes, more than the largest ${WHICH[m.direction]} message (${maxBytes} bytes, the definitions' setting)`);
+  const worst = worstCase(m, maxBytes);
+  if (worst.values > MAX_VALUES) {
+    // Down to the innermost array or list on the densest path: the Size to make smaller.
+    let n = worst.path.length;
+    while (n > 1 && !['ArrayField', 'BitmaskListField'].includes(worst.path[n - 1]!.kind)) n--;
+    const path = worst.path.slice(0, n);
+    const last = path[n - 1]!;
+    throw new DefinitionsError(
+      source,
+      last.line,
+      where(m, path),
+      `a ${maxBytes}-byte message could decode into ${worst.values.toLocaleString('en-US')} values, more than the ${MAX_VALUES.toLocaleString('en-US')} one message may hold; give this array or list a smaller Size`,
+    );
+  }
+}
+
+export interface DefinitionsOptions {
+  /** The largest message of each direction, in bytes (DEFAULT_MAX_BYTES). */
+  maxBytes?: Partial<MaxBytes>;
+}
+
 export class Definitions {
   readonly services: ServiceDef[];
+  /** The largest message of each direction, in bytes: a larger one is refused before decoding. */
+  readonly maxBytes: Readonly<MaxBytes>;
   private readonly byKey: Record<Direction, Map<number, CompiledMessage>> = { forward: new Map(), return: new Map() };
   private readonly byName: Record<Direction, Map<string, CompiledMessage | null>> = { forward: new Map(), return: new Map() };
 
-  constructor(services: ServiceDef[]) {
+  constructor(services: ServiceDef[], options: DefinitionsOptions = {}) {
     this.services = services;
+    this.maxBytes = { ...DEFAULT_MAX_BYTES, ...options.maxBytes };
     const sins = new Map<number, ServiceDef>();
     for (const s of services) {
       const other = sins.get(s.sin);
@@ -70,7 +111,8 @@ export class Definitions {
       sins.set(s.sin, s);
       for (const dir of ['forward', 'return'] as const) {
         for (const m of s[dir]) {
-          const c = compileMessage(m);
+          checkBounds(m, s.source, this.maxBytes[dir]);
+          const c = compileMessage(m, this.maxBytes[dir]);
           this.byKey[dir].set(key(m.sin, m.min), c);
           // A name given by two services is ambiguous: encoding by it needs SIN and MIN.
           this.byName[dir].set(m.name, this.byName[dir].has(m.name) ? null : c);
@@ -93,8 +135,16 @@ export class Definitions {
     throw badInput(field, `no ${direction} message is named ${showValue(name, 40)}; the definitions hold ${names.slice(0, 10).join(', ') || 'none'}${names.length > 10 ? ', ...' : ''}`);
   }
 
-  /** Decodes a whole message (SIN and MIN first). BAD_INPUT: too short, not held, or bad bytes. */
+  /** A problem with the size of a message of `bytes` bytes (larger than the largest), or undefined. */
+  sizeProblem(bytes: number, direction: Direction): string | undefined {
+    const max = this.maxBytes[direction];
+    return bytes > max ? `${bytes} bytes, more than the largest ${WHICH[direction]} message (${max} bytes, the definitions' setting); not decoded` : undefined;
+  }
+
+  /** Decodes a whole message (SIN and MIN first). BAD_INPUT: too long, too short, not held, or bad bytes. */
   decode(bytes: Buffer, direction: Direction): Decoded {
+    const big = this.sizeProblem(bytes.length, direction);
+    if (big) throw badInput('payload', big);
     if (bytes.length < 2) throw badInput('payload', `${bytes.length} bytes; a message has at least 2 (SIN and MIN)`);
     const message = this.byKey[direction].get(key(bytes[0]!, bytes[1]!));
     if (!message) throw badInput('payload', `SIN ${bytes[0]} MIN ${bytes[1]}: no ${direction} message of the definitions has it`);
@@ -135,12 +185,15 @@ export class Definitions {
 }
 
 /** Reads and compiles every source; throws a DefinitionsError (BAD_INPUT) naming the file, line and element. */
-export function loadDefinitions(sources: DefinitionsSource[]): Definitions {
-  return new Definitions(sources.flatMap((s) => readDefinitions(s.text, s.source)));
+export function loadDefinitions(sources: DefinitionsSource[], options: DefinitionsOptions = {}): Definitions {
+  return new Definitions(
+    sources.flatMap((s) => readDefinitions(s.text, s.source)),
+    options,
+  );
 }
 
 /** The common message format of decoded fields, as the gateway writes it (src/lib/cmf). */
 export function toCmf(message: CompiledMessage, fields: Fields): CmfMessage {
   const { def } = message;
-  return { Name: def.name, SIN: def.sin, MIN: def.min, IsForward: def.direction === 'forward', Fields: encodeFields(fields, message.cmfSpec, def.name, []) };
+  return { Name: def.name, SIN: def.sin, MIN: def.min, IsForward: def.direction === 'forward', Fields: message.cmfFields(fields) };
 }

@@ -4,6 +4,7 @@
  * claims more bytes than are left is refused before anything is read.
  */
 import { badInput } from '../common/errors';
+import { isUtf8 } from 'node:buffer';
 import { describeType, showValue } from '../common/int64';
 import { readBytes, readUint, type BitReader, type BitWriter } from './bits';
 import { ended, isObject, type Put, type Read } from './layout-common';
@@ -26,14 +27,25 @@ export function checkBytes(r: BitReader, len: number, at: string): void {
   if (r.pos + len * 8 > r.end) throw badInput(at, `its length claims ${len} bytes at bit ${r.pos}, but only ${(r.end - r.pos) >> 3} are left`);
 }
 
+/**
+ * Bytes as UTF-8 text; bytes that are not UTF-8 are refused (BAD_INPUT naming the field and
+ * the bit), never turned into U+FFFD: the public decoders refuse them too, and a text
+ * changed silently would encode back to other bytes.
+ */
+export function text(b: Uint8Array, at: string, bit: number): string {
+  if (!isUtf8(b)) throw badInput(at, `the ${b.length} bytes at bit ${bit} are not valid UTF-8 text`);
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8');
+}
+
 /** `len` bytes as UTF-8 text (straight from the buffer when on a byte boundary). */
-export function utf8(r: BitReader, len: number): string {
-  if ((r.pos & 7) === 0) {
-    const start = r.pos >>> 3;
+export function utf8(r: BitReader, len: number, at: string): string {
+  const bit = r.pos;
+  if ((bit & 7) === 0) {
+    const start = bit >>> 3;
     r.pos += len * 8;
-    return r.buf.toString('utf8', start, start + len);
+    return text(r.buf.subarray(start, start + len), at, bit);
   }
-  return readBytes(r, len).toString('utf8');
+  return text(readBytes(r, len), at, bit);
 }
 
 /** Bytes as a Buffer: a Buffer, Uint8Array, byte array, JSON'd Buffer or base64 text; else undefined. */
@@ -47,21 +59,22 @@ export function toBytes(v: unknown): Buffer | undefined {
 }
 
 /** A StringField (`text`) or DataField of at most `n` bytes (exactly `n` when `fixed`). */
-export function bytesReader(n: number, text: boolean, fixed: boolean, at: string): Read {
+export function bytesReader(n: number, isText: boolean, fixed: boolean, at: string): Read {
   if (fixed) {
     return (r) => {
       if (r.pos + n * 8 > r.end) throw ended(r, n * 8, at);
-      if (!text) return readBytes(r, n);
+      if (!isText) return readBytes(r, n);
+      const bit = r.pos;
       const b = readBytes(r, n);
       const zero = b.indexOf(0);
-      return b.toString('utf8', 0, zero < 0 ? n : zero);
+      return text(b.subarray(0, zero < 0 ? n : zero), at, bit);
     };
   }
   return (r) => {
     const len = readLength(r, at);
     if (len > n) throw badInput(at, `its length claims ${len} bytes, more than its Size ${n}`);
     checkBytes(r, len, at);
-    return text ? utf8(r, len) : readBytes(r, len);
+    return isText ? utf8(r, len, at) : readBytes(r, len);
   };
 }
 

@@ -3,6 +3,7 @@
  * error texts of a field that ends early or is not supported, and the small value tests.
  */
 import { badInput, type GatewayError } from '../common/errors';
+import { describeType } from '../common/int64';
 import type { BitReader, BitWriter } from './bits';
 import type { FieldDef } from './model';
 
@@ -26,7 +27,28 @@ export function unsupported(f: FieldDef, at: string): GatewayError {
   return badInput(at, `a ${f.kind} is not supported (the public tools leave it unimplemented); this message cannot be decoded or encoded`);
 }
 
-export const isObject = (v: unknown): v is Fields => !!v && typeof v === 'object' && !Array.isArray(v) && !Buffer.isBuffer(v) && !(v instanceof Uint8Array);
+/** A plain object (of fields): not an array, a Buffer, a Date, a Map or any other class's instance. */
+export function isObject(v: unknown): v is Fields {
+  if (!v || typeof v !== 'object') return false;
+  // Any realm's Object.prototype (a function node's objects come from its own vm context), or none.
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
+
+/** What a value is, for an error text: "a Date", "a Map", "an array", "a number", ... */
+export function kindOf(v: unknown): string {
+  if (v && typeof v === 'object' && !Array.isArray(v) && !isObject(v)) {
+    const name = (v as { constructor?: { name?: unknown } }).constructor?.name;
+    return typeof name === 'string' && /^\w{1,40}$/.test(name) ? `a ${name}` : 'an object of a class';
+  }
+  return describeType(v);
+}
+
+/** `obj[key] = value` as an own property, even for "__proto__" (an item's text, not a prototype). */
+export function setOwn(obj: Fields, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
+}
 
 /** Runs each field's decoder in turn into `out`. */
 export function decodeAll(decs: Dec[], r: BitReader, out: Fields): Fields {

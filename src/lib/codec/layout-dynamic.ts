@@ -40,7 +40,7 @@ export function dynamicReader(at: string): Read {
       case 5: {
         const len = readLength(r, at);
         checkBytes(r, len, at);
-        return tag === 4 ? utf8(r, len) : readBytes(r, len);
+        return tag === 4 ? utf8(r, len, at) : readBytes(r, len);
       }
       default:
         throw badInput(at, `dynamic type tag ${tag} is reserved (at bit ${r.pos - 3})`);

@@ -4,10 +4,9 @@
  * handed in, once, at compile time.
  */
 import { badInput } from '../common/errors';
-import { describeType } from '../common/int64';
 import { readUint } from './bits';
 import { readLength, writeLength } from './layout-bytes';
-import { decodeAll, ended, has, isObject, type Dec, type Enc, type Fields, type Put, type Read } from './layout-common';
+import { decodeAll, ended, has, isObject, kindOf, setOwn, type Dec, type Enc, type Fields, type Put, type Read } from './layout-common';
 
 const listItems = (items: string[]) => items.map((s) => JSON.stringify(s)).join(', ');
 
@@ -36,7 +35,7 @@ export function bitmaskReader(n: number, items: string[], decs: Dec[], at: strin
     for (let i = 0; i < n; i++) {
       if (Math.floor(mask / 2 ** i) % 2 === 0) continue;
       if (i >= items.length) throw badInput(at, `bit ${i} of the mask is set, but the field has no item ${i}`);
-      out[items[i]!] = decodeAll(decs, r, {});
+      setOwn(out, items[i]!, decodeAll(decs, r, {}));
     }
     return out;
   };
@@ -44,12 +43,12 @@ export function bitmaskReader(n: number, items: string[], decs: Dec[], at: strin
 
 export function arrayWriter(n: number, fixed: boolean, el: Enc, at: string): Put {
   return (w, v) => {
-    if (!Array.isArray(v)) throw badInput(at, `needs an array of objects, not ${describeType(v)}`);
+    if (!Array.isArray(v)) throw badInput(at, `needs an array of objects, not ${kindOf(v)}`);
     if (fixed ? v.length !== n : v.length > n) throw badInput(at, `${v.length} elements; ${fixed ? 'exactly' : 'at most'} ${n}`);
     if (!fixed) writeLength(w, v.length);
     for (let i = 0; i < v.length; i++) {
       const e: unknown = v[i];
-      if (!isObject(e)) throw badInput(`${at}[${i}]`, `an element must be an object of fields, not ${describeType(e)}`);
+      if (!isObject(e)) throw badInput(`${at}[${i}]`, `an element must be an object of fields, not ${kindOf(e)}`);
       el(w, e);
     }
   };
@@ -57,7 +56,7 @@ export function arrayWriter(n: number, fixed: boolean, el: Enc, at: string): Put
 
 export function bitmaskWriter(n: number, items: string[], el: Enc, at: string): Put {
   return (w, v) => {
-    if (!isObject(v)) throw badInput(at, `needs an object {item: {fields}} (items ${listItems(items)}), not ${describeType(v)}`);
+    if (!isObject(v)) throw badInput(at, `needs an object {item: {fields}} (items ${listItems(items)}), not ${kindOf(v)}`);
     let mask = 0;
     for (const k of Object.keys(v)) {
       const i = items.indexOf(k);
@@ -68,7 +67,7 @@ export function bitmaskWriter(n: number, items: string[], el: Enc, at: string): 
     for (let i = 0; i < items.length; i++) {
       if (!has.call(v, items[i]!)) continue;
       const e = v[items[i]!];
-      if (!isObject(e)) throw badInput(`${at}.${items[i]}`, `must be an object of fields, not ${describeType(e)}`);
+      if (!isObject(e)) throw badInput(`${at}.${items[i]}`, `must be an object of fields, not ${kindOf(e)}`);
       el(w, e);
     }
   };

@@ -86,7 +86,9 @@ export function booleanWriter(at: string): Put {
 export function enumWriter(n: number, items: string[], at: string): Put {
   return (w, v) => {
     let i = typeof v === 'string' ? items.indexOf(v) : -1;
-    if (i < 0 && typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < 2 ** n) i = v;
+    // An index as a number, or as its decimal text (how the common message format carries an index with no item).
+    const index = typeof v === 'string' && /^\d{1,10}$/.test(v) ? Number(v) : v;
+    if (i < 0 && typeof index === 'number' && Number.isInteger(index) && index >= 0 && index < 2 ** n) i = index;
     if (i < 0) throw badInput(at, `${showValue(v, 30)} is not one of its items (${items.map((s) => JSON.stringify(s)).join(', ')})`);
     w.uint(i, n);
   };

@@ -18,6 +18,7 @@
  */
 import { badInput } from '../common/errors';
 import type { CmfSpec, CmfSpecMap } from '../api/cmf';
+import { toFields, type ToFields } from './layout-cmf';
 import { BitWriter, readUint, type BitReader } from './bits';
 import { minBits } from './definitions';
 import { bytesReader, bytesWriter } from './layout-bytes';
@@ -37,6 +38,8 @@ export interface CompiledMessage {
   encode(fields: Fields): Buffer;
   /** The CMF type of each field, for src/lib/cmf's encodeFields. */
   readonly cmfSpec: CmfSpecMap;
+  /** Decoded fields -> CMF `Fields` (what encodeFields gives with cmfSpec, compiled). */
+  readonly cmfFields: ToFields;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -180,14 +183,17 @@ function cmfType(f: FieldDef): CmfSpec | undefined {
   }
 }
 
-/** Compiles one message's decoder and encoder. */
-export function compileMessage(def: MessageDef): CompiledMessage {
+/** Compiles one message's decoder and encoder; an encoding longer than `maxBytes` is refused. */
+export function compileMessage(def: MessageDef, maxBytes = Infinity): CompiledMessage {
+  const which = def.direction === 'forward' ? 'to-mobile' : 'from-mobile';
+  const tooLong = (n: number) => badInput(def.name, `the encoded message would be more than ${n} bytes, the largest ${which} message (the definitions' setting)`);
   const decs = def.fields.map((f) => decoder(f, def.name));
   const enc = objectEncoder(def.fields, def.name);
   const bad = def.fields.find((f) => UNSUPPORTED_KINDS.includes(f.kind));
   return {
     def,
     cmfSpec: cmfSpec(def.fields),
+    cmfFields: toFields(def.fields),
     decode(bytes: Buffer): Fields {
       R.buf = bytes;
       R.pos = 16;
@@ -200,7 +206,7 @@ export function compileMessage(def: MessageDef): CompiledMessage {
     },
     encode(fields: Fields): Buffer {
       if (bad) throw unsupported(bad, `${def.name}.${bad.name}`);
-      const w = new BitWriter();
+      const w = new BitWriter(64, maxBytes, tooLong);
       w.uint(def.sin, 8);
       w.uint(def.min, 8);
       enc(w, fields);
