@@ -20,6 +20,17 @@
         return node && typeof node._ === 'function' ? node._(type + '.errors.' + key, opts) : false;
     }
 
+    /** A select's options from data-iotgw-options ("VALUE[=KEY] ..."), or null without the attribute. */
+    function options(type, field, spec) {
+        if (spec === undefined) { return null; }
+        return spec.trim().split(/\s+/).map(function (item) {
+            var eq = item.indexOf('=');
+            var value = eq < 0 ? item : item.slice(0, eq);
+            var key = eq < 0 ? value : item.slice(eq + 1);
+            return '<option value="' + value + '" data-i18n="' + type + '.' + (key.indexOf('.') < 0 ? field + '.' + key : key) + '"></option>';
+        }).join('');
+    }
+
     var IOTGW = {
         ENV: ENV,
         text: text,
@@ -51,6 +62,41 @@
             return function () { return this.name || this._(type + '.label.node'); };
         },
         labelStyle: function () { return this.name ? 'node_label_italic' : ''; },
+        /**
+         * What a flow node's definition takes from here (spread into it, after its literal
+         * category, color, defaults, inputs, outputs and icon): its dialog rows expanded
+         * (IOTGW.rows), its label (IOTGW.label) and label style, and, as `ports` names them
+         * ('input', 'output'), the port labels `<type>.label.input` and `<type>.label.output`.
+         * A template with no Name row gets the house's one, last.
+         */
+        editor: function (type, ports) {
+            var p = String(ports || '').split(/\s+/);
+            var out = { label: IOTGW.label(type), labelStyle: IOTGW.labelStyle };
+            if (p.indexOf('input') >= 0) { out.inputLabels = function () { return this._(type + '.label.input'); }; }
+            if (p.indexOf('output') >= 0) { out.outputLabels = function () { return this._(type + '.label.output'); }; }
+            var tpl = document.querySelector('script[data-template-name="' + type + '"]');
+            if (tpl && !tpl.getAttribute('data-iotgw-expanded') && !/data-iotgw-row="name /.test(tpl.textContent)) {
+                tpl.textContent = tpl.textContent.replace(/\s*$/, '\n    <div class="form-row" style="margin-top: 8px;" data-iotgw-row="name tag"></div>\n');
+            }
+            IOTGW.rows(type);
+            return out;
+        },
+        /** A validator: one of `values` (compared with ===); else `<type>.errors.<key>`, or false without a key. */
+        oneOf: function (type, values, key) {
+            return function (v, _opt) {
+                return values.indexOf(v) >= 0 || (key ? say(this, type, key) : false);
+            };
+        },
+        /**
+         * Shows the rows `target` (a selector) while the dialog's control `control` (a selector)
+         * passes `test(control)` (a checkbox: while ticked), and at once when the dialog opens.
+         */
+        showWhen: function (control, target, test) {
+            $(control).on('change', function () {
+                var el = $(this);
+                $(target).toggle(test ? !!test(el) : el.is(':checked'));
+            }).trigger('change');
+        },
         /** An account's label (iotgw-gateway, iotgw-app): its name, else its base URL, else the type. */
         accountLabel: function (type) {
             return function () { return this.name || this.baseUrl || type; };
@@ -227,7 +273,10 @@
          *   <div class="form-row" data-iotgw-check="FIELD [LABELKEY]"></div>
          *     a checkbox with its label on the right;
          *   <div class="form-row" data-iotgw-select="FIELD ICON [WIDTH] [LABELKEY]">options</div>
-         *     a label and a <select> holding the options.
+         *     a label and a <select> holding the options; with data-iotgw-options="VALUE[=KEY] ...",
+         *     the select holds one option a VALUE (an empty VALUE: '=KEY') labelled
+         *     `<type>.KEY` (KEY without a dot: `FIELD.KEY`; no KEY: `FIELD.VALUE`), and the
+         *     row's content follows the select.
          * Other attributes of the row stay; content already in the row follows. An attribute
          * data-input-ATTR="v" of the row goes onto the input as ATTR="v" (e.g.
          * data-input-type="password", data-input-placeholder="..."). `prefix` is the id
@@ -250,8 +299,11 @@
                 var grab = function (_a, name, val) { extra[name] = val; return ''; };
                 before = before.replace(/ data-input-([\w-]+)="([^"]*)"/g, grab);
                 after = after.replace(/ data-input-([\w-]+)="([^"]*)"/g, grab);
+                var grabOptions = function (_a, val) { extra.options = val; return ''; };
+                before = before.replace(/ data-iotgw-options="([^"]*)"/, grabOptions);
+                after = after.replace(/ data-iotgw-options="([^"]*)"/, grabOptions);
                 var attrs = '';
-                Object.keys(extra).forEach(function (k) { if (k !== 'type') { attrs += ' ' + k + '="' + extra[k] + '"'; } });
+                Object.keys(extra).forEach(function (k) { if (k !== 'type' && k !== 'options') { attrs += ' ' + k + '="' + extra[k] + '"'; } });
                 if (kind === 'check') {
                     return '<div' + before + after + '>' + SP + '<label>&nbsp;</label>' + SP +
                         '<input type="checkbox" id="' + f + '" style="display: inline-block; width: auto; vertical-align: top;">' + SP +
@@ -260,7 +312,9 @@
                 var width = p[2] && p[2] !== '-' ? ' style="width: ' + p[2] + ';"' : '';
                 var label = '<label for="' + f + '"><i class="fa fa-' + p[1] + '"></i> <span data-i18n="' + type + '.label.' + (p[3] || p[0]) + '"></span></label>';
                 if (kind === 'select') {
-                    return '<div' + before + after + '>' + SP + label + SP + '<select id="' + f + '"' + width + '>' + inner + '</select>' + END;
+                    var listed = options(type, p[0], extra.options);
+                    return '<div' + before + after + '>' + SP + label + SP + '<select id="' + f + '"' + width + '>' +
+                        (listed === null ? inner + '</select>' : listed + '</select>' + inner) + END;
                 }
                 return '<div' + before + after + '>' + SP + label + SP + '<input type="' + extra.type + '" id="' + f + '"' + width + attrs + '>' +
                     (typed ? SP + '<input type="hidden" id="' + f + 'Type">' : '') + inner + END;
@@ -348,21 +402,19 @@
             };
         },
         /**
-         * What a poller's definition takes from here (spread into it): its label, the port
-         * labels (the control input; one msg per record or per poll) and the dialog's context
-         * store select (`<type>.label.defaultStore`, `<type>.label.contextStoreNamed`).
+         * What a poller's definition takes from here (spread into it): what IOTGW.editor gives
+         * (the rows, with the polling block, and the label), the port labels (the control
+         * input; one msg per record or per poll) and the dialog's context store select
+         * (`<type>.label.defaultStore`, `<type>.label.contextStoreNamed`).
          */
         editor: function (type) {
-            return {
-                label: IOTGW.label(type),
-                labelStyle: IOTGW.labelStyle,
-                inputLabels: function () { return this._(type + '.label.input'); },
-                outputLabels: function () { return this._(type + '.output.' + (this.output === 'batch' ? 'batch' : 'record')); },
-                oneditprepare: function () {
-                    var node = this;
-                    IOTGW.storeSelect(node, type, node._(type + '.label.defaultStore'), function (s) { return node._(type + '.label.contextStoreNamed', { store: s }); });
-                }
+            var out = IOTGW.editor(type, 'input');
+            out.outputLabels = function () { return this._(type + '.output.' + (this.output === 'batch' ? 'batch' : 'record')); };
+            out.oneditprepare = function () {
+                var node = this;
+                IOTGW.storeSelect(node, type, node._(type + '.label.defaultStore'), function (s) { return node._(type + '.label.contextStoreNamed', { store: s }); });
             };
+            return out;
         }
     };
 })();

@@ -112,10 +112,52 @@ describe('shared editor code (resources/iotgw-editor.js)', function () {
       const markers = [...html.matchAll(/data-iotgw-(?:row|check|select)="(\w+)/g)].map((m) => m[1]);
       if (markers.length === 0) continue;
       const type = /registerType\('([^']+)'/.exec(html)[1];
-      assert.ok(html.includes(`IOTGW.rows('${type}'`), `${f}: uses row markers without IOTGW.rows('${type}')`);
+      // IOTGW.rows(type), or IOTGW.editor / IOTGW.poller.editor, which call it.
+      const expands = html.includes(`IOTGW.rows('${type}'`) || html.includes(`IOTGW.editor('${type}'`) ||
+        (html.includes(`var T = '${type}'`) && /IOTGW\.(poller\.)?editor\(T\b/.test(html));
+      assert.ok(expands, `${f}: uses row markers without IOTGW.rows('${type}') or IOTGW.editor('${type}')`);
       assert.ok(html.includes('src="resources/@iotgateway/node-red-gateway/iotgw-editor.js"'), `${f}: does not include the shared editor code`);
       for (const m of markers) assert.match(html, new RegExp(`\\b${m}: \\{`), `${f}: row ${m} is not a property in defaults`);
     }
+  });
+
+  it('rows(): a select with data-iotgw-options lists its options from the catalogue, the row\'s content after it', function () {
+    const tpl = [
+      '<div class="form-row" data-iotgw-select="pages files-o 70%" data-iotgw-options="one all">\n        <input type="hidden" id="node-input-walk"></div>',
+      '<div class="form-row" data-iotgw-select="view eye" data-iotgw-options="=view.any true=receivable"></div>',
+    ].join('\n');
+    const { IOTGW: I, els } = load({ 'iotgw-o': tpl });
+    I.rows('iotgw-o');
+    const out = els['iotgw-o'].textContent.replace(/\s*\n\s*/g, ' ').split(/(?<=<\/div>) /);
+    assert.equal(out[0], '<div class="form-row"> <label for="node-input-pages"><i class="fa fa-files-o"></i> <span data-i18n="iotgw-o.label.pages"></span></label> ' +
+      '<select id="node-input-pages" style="width: 70%;"><option value="one" data-i18n="iotgw-o.pages.one"></option><option value="all" data-i18n="iotgw-o.pages.all"></option></select> ' +
+      '<input type="hidden" id="node-input-walk"> </div>');
+    assert.match(out[1], /<select id="node-input-view"><option value="" data-i18n="iotgw-o\.view\.any"><\/option><option value="true" data-i18n="iotgw-o\.view\.receivable"><\/option><\/select> <\/div>$/);
+    assert.ok(!out[1].includes('data-iotgw-options') && !out[1].includes(' options='));
+  });
+
+  it('editor(): the rows expanded, a Name row last when the template has none, the label and the port labels asked for', function () {
+    const { IOTGW: I, els } = load({ 'iotgw-e': '<div class="form-row" data-iotgw-row="gateway server"></div>', 'iotgw-n': '<div class="form-row" data-iotgw-row="name tag"></div>' });
+    const d = I.editor('iotgw-e', 'input output');
+    assert.match(els['iotgw-e'].textContent, /id="node-input-gateway"[\s\S]*<div class="form-row" style="margin-top: 8px;">[\s\S]*id="node-input-name"/);
+    assert.equal(d.label.call({ name: '', _: node._ }), 'msg:iotgw-e.label.node');
+    assert.equal(d.labelStyle, I.labelStyle);
+    assert.equal(d.inputLabels.call(node), 'msg:iotgw-e.label.input');
+    assert.equal(d.outputLabels.call(node), 'msg:iotgw-e.label.output');
+    const n = I.editor('iotgw-n');
+    assert.equal(n.inputLabels, undefined);
+    assert.equal(n.outputLabels, undefined);
+    assert.equal((els['iotgw-n'].textContent.match(/node-input-name"/g) || []).length, 2, 'its own Name row only (label and input)');
+    const once = els['iotgw-e'].textContent;
+    I.editor('iotgw-e');
+    assert.equal(els['iotgw-e'].textContent, once, 'a second call changes nothing');
+  });
+
+  it('oneOf(): the values listed, else the catalogue message (false without a key)', function () {
+    const v = IOTGW.oneOf('iotgw-x', [undefined, '', 'own', 'all'], 'accounts');
+    for (const ok of [undefined, '', 'own', 'all']) assert.equal(v.call(node, ok), true, `accepts ${ok}`);
+    for (const bad of ['x', 'OWN', null, 0]) assert.equal(v.call(node, bad), 'msg:iotgw-x.errors.accounts', `refuses ${bad}`);
+    assert.equal(IOTGW.oneOf('iotgw-x', ['GET', 'POST']).call(node, 'PUT'), false);
   });
 
   it('IOTGW.poller: the polling block expands once into its rows, with the type\'s texts; its defaults, checks, labels', function () {
