@@ -85,7 +85,7 @@ describe('the package: registrar, lazy loading, what is packed', function () {
       })().catch((e) => { console.error(e); process.exit(1); });`;
     const out = JSON.parse(execFileSync(process.execPath, ['-e', child], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 50000 }));
     // The registrar and the admin routes of the editor (each a few lines, requiring nothing heavy).
-    assert.deepEqual(out.emptyFlow, ['lib/node-red/admin-route.js', 'nodes.js', 'nodes/iotgw-app.routes.js', 'nodes/iotgw-gateway.routes.js', 'nodes/iotgw-redis.routes.js'], 'a Node-RED without a flow of ours loads only the registrar and the admin routes');
+    assert.deepEqual(out.emptyFlow, ['lib/node-red/admin-route.js', 'lib/node-red/test-caller.js', 'nodes.js', 'nodes/iotgw-app.routes.js', 'nodes/iotgw-gateway.routes.js', 'nodes/iotgw-redis.routes.js'], 'a Node-RED without a flow of ours loads only the registrar and the admin routes (test-caller.js: the caller symbol, 16 lines, nothing imported)');
     assert.equal(out.created, true, 'the node of the flow was created from its module');
     assert.ok(out.withFlow.includes('nodes/iotgw-terminal-mode.js') && out.withFlow.includes('nodes/iotgw-gateway.js'), out.withFlow.join(', '));
     assert.ok(!out.withFlow.some((f) => f.startsWith('nodes/') && !/iotgw-(terminal-mode|gateway)\.js$|\.routes\.js$/.test(f)), `only the modules of the flow's types: ${out.withFlow.join(', ')}`);
