@@ -6,7 +6,7 @@
  * and marks in it.
  */
 import type { Node, NodeAPI, NodeDef } from 'node-red';
-import { GatewayError } from '../lib/common/errors';
+import { GatewayError, quote } from '../lib/common/errors';
 import { markSettingError } from '../lib/common/setting-error';
 import { resolveCredential } from '../lib/node-red/node-kit';
 import { tlsFromConfigNode } from '../lib/node-red/tls';
@@ -117,7 +117,7 @@ function watchConnection(node: RedisConfigNode, label: string, conn: RedisConnec
   conn.on('failure', (err: Error) => {
     if (warned) return;
     warned = true;
-    node.warn(`${label}: Redis at ${conn.address} cannot be reached (${err.message}); reconnecting`);
+    node.warn(`${label}: Redis at ${conn.address} cannot be reached (${quote(err.message)}); reconnecting`);
   });
   conn.on('up', () => {
     // After a failover: the one "reachable again", naming the new master.

@@ -4,7 +4,7 @@
  * file fails at deploy rather than on the first message. What the spec does not list
  * (version, description elements) is ignored.
  */
-import { GatewayError } from '../common/errors';
+import { GatewayError, quote } from '../common/errors';
 import { FIELD_KINDS, type Direction, type FieldDef, type FieldKind, type MessageDef, type ServiceDef } from './model';
 import { parseXml, XmlError, type XmlElement } from './xml';
 
@@ -216,7 +216,7 @@ export function readDefinitions(xml: string, source: string): ServiceDef[] {
   try {
     root = parseXml(xml);
   } catch (e) {
-    if (e instanceof XmlError) throw new DefinitionsError(source, e.line, '', `not well-formed XML: ${e.message}`);
+    if (e instanceof XmlError) throw new DefinitionsError(source, e.line, '', `not well-formed XML: ${quote(e.message)}`);
     throw e;
   }
   if (root.name !== 'MessageDefinition') fail(ctx, root, '', `the root element must be <MessageDefinition>, not <${root.name}>`);
