@@ -6,8 +6,8 @@
  *   node scripts/test.js            every test, in parallel workers
  *   node scripts/test.js --unit     the unit tier only (seconds: no Node-RED runtime started)
  *   node scripts/test.js --failover the Redis failover tests alone (npm run test:failover; npm test runs them too)
- *   node scripts/test.js --jobs 3   workers (default: IOTGW_TEST_JOBS, else 3 per core, at least 2;
- *                                   most tests wait on servers and timers, not on a core)
+ *   node scripts/test.js --jobs 3   workers (default: IOTGW_TEST_JOBS, else 3 per core less the load
+ *                                   average, at least 2: see jobsForLoad)
  *
  * Tiers, by file name (tests mirror src/; the slow kinds say so in their names):
  *  - unit: test/lib/**, test/package/{architecture,scorecard,types}: no runtime, no Redis.
@@ -18,7 +18,7 @@
  *    needs to run alone: no test depends on an idle machine (scripts/under-load.js checks
  *    that with a busy loop on every core).
  * At the end: the ten slowest files of the parallel tier, each file's wall time in its worker
- * (test/helpers/file-timing.js), the long poles to cut next.
+ * (test/helpers/root-hooks.js), the long poles to cut next.
  */
 const path = require('node:path');
 const fs = require('node:fs');
@@ -32,7 +32,18 @@ const args = process.argv.slice(2);
 const unitOnly = args.includes('--unit');
 const jobsAt = args.indexOf('--jobs');
 const cores = os.availableParallelism ? os.availableParallelism() : os.cpus().length;
-const jobs = jobsAt >= 0 ? Number(args[jobsAt + 1]) : Number(process.env.IOTGW_TEST_JOBS) || Math.max(2, Math.round(cores * 3));
+const jobs = jobsAt >= 0 ? Number(args[jobsAt + 1]) : Number(process.env.IOTGW_TEST_JOBS) || jobsForLoad(cores, os.loadavg()[0]);
+
+/**
+ * Workers that follow the machine: 3 per core on an idle machine (most tests wait on servers
+ * and timers, not on a core), one fewer for each unit of load already there (the 1-minute load
+ * average at the start: other work on the same cores), never fewer than 2. On 2 cores: 6 idle,
+ * 4 at load 2, 2 from load 4 up.
+ */
+function jobsForLoad(cores, load) {
+  const most = Math.max(2, cores * 3);
+  return Math.min(most, Math.max(2, Math.round(most - load)));
+}
 
 function testFiles(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -61,8 +72,9 @@ const tiers = unitOnly
   ? [{ name: 'unit', files: all.filter(UNIT), parallel: false }]
   : [{ name: 'all', files: [...all.filter((f) => SLOW.test(f)), ...all.filter((f) => !SLOW.test(f))], parallel: true }];
 
-// Each file's wall time in its worker (test/helpers/file-timing.js), for the slowest-files report.
-const TIMING_PLUGIN = path.join(ROOT, 'test', 'helpers', 'file-timing.js');
+// The root hooks of every worker (test/helpers/root-hooks.js): coverage taken after each file,
+// stubs restored, each file's wall time for the slowest-files report.
+const ROOT_HOOKS = path.join(ROOT, 'test', 'helpers', 'root-hooks.js');
 const TIMINGS = path.join(os.tmpdir(), `iotgw-test-timings-${process.pid}.jsonl`);
 
 /** The `n` slowest files of the run, as lines to print (none when no timing was written). */
@@ -81,9 +93,11 @@ function slowest(n) {
 function run(tier) {
   return new Promise((resolve) => {
     // .mocharc.json's settings but its spec list (mocha would add that list to the files named here).
-    const margs = [MOCHA, '--no-config', ...rcArgs, ...(tier.parallel ? ['--parallel', '--jobs', String(jobs), '--require', TIMING_PLUGIN] : []), ...tier.files];
-    process.stdout.write(`\n=== ${tier.name}: ${tier.files.length} files${tier.parallel ? `, ${jobs} workers` : ''}\n`);
-    const env = { ...process.env, IOTGW_TEST_TIMINGS: TIMINGS };
+    const margs = [MOCHA, '--no-config', ...rcArgs, '--require', ROOT_HOOKS, ...(tier.parallel ? ['--parallel', '--jobs', String(jobs)] : []), ...tier.files];
+    const load = os.loadavg()[0].toFixed(1);
+    process.stdout.write(`\n=== ${tier.name}: ${tier.files.length} files${tier.parallel ? `, ${jobs} workers (load average ${load} on ${cores} cores)` : ''}\n`);
+    // Each file's own timing needs a worker per file (the serial tier's root suite holds them all).
+    const env = tier.parallel ? { ...process.env, IOTGW_TEST_TIMINGS: TIMINGS } : { ...process.env };
     const child = spawn(process.execPath, margs, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
     // mocha's own counts, from its closing lines (failure details may follow them at length).
     const counts = { passing: 0, failing: 0, pending: 0 };
@@ -101,7 +115,10 @@ function run(tier) {
   });
 }
 
-(async () => {
+module.exports = { jobsForLoad };
+if (require.main === module) main();
+
+async function main() {
   const started = Date.now();
   let code = 0;
   const sum = { passing: 0, failing: 0, pending: 0 };
@@ -119,4 +136,4 @@ function run(tier) {
   if (sum.failing) process.stdout.write(`  ${sum.failing} failing (all tiers)\n`);
   if (sum.pending) process.stdout.write(`  ${sum.pending} pending (all tiers)\n`);
   process.exit(code);
-})();
+}

@@ -14,9 +14,22 @@ const os = require('node:os');
 const path = require('node:path');
 const { DEMO_CREDS, gatewayNode } = require('./flows');
 const { freePort, directEnv } = require('./net');
+const { waitLimit } = require('./wait');
 
 const ROOT = path.resolve(__dirname, '../..');
 const RED_JS = require.resolve('node-red/red.js');
+
+/**
+ * Under c8 (NODE_V8_COVERAGE, which the child inherits), an admin route that writes the
+ * child's coverage so far: kill() calls it before a SIGKILL, which would lose it (a child that
+ * stops on SIGINT or SIGTERM writes its own as it exits).
+ */
+const COVERAGE_PATH = '/iotgw-test/coverage';
+const COVERAGE_ROUTE = `(req, res, next) => {
+    if (req.method !== 'POST' || req.url !== '${COVERAGE_PATH}') return next();
+    require('v8').takeCoverage();
+    res.end('taken');
+  }`;
 
 /**
  * A fresh user directory with the package linked in and a settings file. `defaultContext`:
@@ -44,7 +57,7 @@ ${
   },`
   }
   functionGlobalContext: { append: (line) => fs.writeSync(fd, line) },
-  logging: { console: { level: 'warn', metrics: false, audit: false } },
+${process.env.NODE_V8_COVERAGE ? `  httpAdminMiddleware: ${COVERAGE_ROUTE},\n` : ''}  logging: { console: { level: 'warn', metrics: false, audit: false } },
   editorTheme: { tours: false, projects: { enabled: false } },
   externalModules: { palette: { allowInstall: false } },
   diagnostics: { enabled: false },
@@ -144,14 +157,19 @@ class ChildRed {
     return sets.flatMap((s) => s.types);
   }
 
-  kill(signal) {
+  /** Sends `signal`; resolves {code, signal} when it has ended. Under c8 the coverage is taken first (see COVERAGE_ROUTE). */
+  async kill(signal) {
+    if (signal === 'SIGKILL' && process.env.NODE_V8_COVERAGE && this.proc.exitCode === null && this.proc.signalCode === null) {
+      await fetch(`${this.url}${COVERAGE_PATH}`, { method: 'POST', signal: AbortSignal.timeout(20000) }).catch(() => {}); // a child that cannot answer loses it
+    }
     this.proc.kill(signal);
     return this.exited;
   }
 }
 
-/** Waits until `pred()` is true (checked every 25 ms), or fails after `ms` naming `what`. */
+/** Waits until `pred()` is true (checked every 25 ms), or fails after `ms` (raised for a loaded machine: test/helpers/wait.js) naming `what`. */
 async function waitFor(pred, ms, what) {
+  ms = waitLimit(ms);
   const start = Date.now();
   while (!pred()) {
     if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
