@@ -10,7 +10,7 @@
  *   the stored token; no credential is ever shown.
  */
 const assert = require('assert');
-const { useEditor, accountDialog } = require('../helpers/browser');
+const { WAIT_MS, useEditor, accountDialog } = require('../helpers/browser');
 
 const TOKEN = 'app-demo-token';
 
@@ -21,7 +21,7 @@ describe('app account dialog in a real browser (issue 26)', function () {
   let dialog;
   useEditor({ width: 1280, height: 900 }, (e) => {
     ({ nr, page } = e);
-    page.setDefaultTimeout(15000);
+    page.setDefaultTimeout(WAIT_MS);
     dialog = accountDialog(page, 'iotgw-app');
   });
   const appUrl = () => `${nr.simUrl}/app`;

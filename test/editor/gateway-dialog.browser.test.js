@@ -12,7 +12,7 @@
  *   and an icon per LoRaWAN node.
  */
 const assert = require('assert');
-const { useEditor, nodeTypes, accountDialog } = require('../helpers/browser');
+const { WAIT_MS, useEditor, nodeTypes, accountDialog } = require('../helpers/browser');
 
 const AREAS = {
   terminals: ['iotgw-terminal-mode', 'iotgw-cancel', 'iotgw-status-poller', 'iotgw-message-poller', 'iotgw-send-message', 'iotgw-message-tracker'],
@@ -28,7 +28,7 @@ describe('gateway account dialog and palette in a real browser (issue 26)', func
   let dialog;
   useEditor({ width: 1280, height: 900 }, (e) => {
     ({ nr, page } = e);
-    page.setDefaultTimeout(15000);
+    page.setDefaultTimeout(WAIT_MS);
     dialog = accountDialog(page, 'iotgw-gateway');
   });
 
