@@ -177,6 +177,18 @@ async function waitFor(pred, ms, what) {
   }
 }
 
+/**
+ * A stop arranged by the simulator, not by timing (issue 34: "a SIGKILL that did not land
+ * mid-drain"): the simulator lets `skip` calls of `route` through and holds the next one open
+ * (no reply for `ms`), so the feed is paused in the middle of its drain until the test has
+ * redeployed, stopped or killed the runtime (a client that goes away ends the hold). Returns
+ * the fault; `await held(fault)` waits until the held call has arrived.
+ */
+function holdCall(sim, route, skip, ms = 120000) {
+  return sim.inject({ route, kind: 'slow', phase: 'before', delayMs: ms, skip, times: 1 });
+}
+const held = (fault, what = 'the held call') => waitFor(() => fault.hits > 0, 60000, what);
+
 /** The lines a flow appended to `file` (through `global.get('append')`), each split on spaces. */
 function recordLines(file) {
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => l.split(' ')) : [];
@@ -290,4 +302,4 @@ function fleetFlows(sim, redis, nodes) {
   ];
 }
 
-module.exports = { ChildRed, makeUserDir, addAdminAuth, freePort, waitFor, drained, backlogMissing, recordLines, childGateway, statusPoller, appendNode, RedFleet, fleetPerTest, fleetFlows };
+module.exports = { ChildRed, makeUserDir, addAdminAuth, freePort, waitFor, holdCall, held, drained, backlogMissing, recordLines, childGateway, statusPoller, appendNode, RedFleet, fleetPerTest, fleetFlows };
