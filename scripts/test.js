@@ -6,8 +6,8 @@
  *   node scripts/test.js            every test, in parallel workers
  *   node scripts/test.js --unit     the unit tier only (seconds: no Node-RED runtime started)
  *   node scripts/test.js --failover the Redis failover tests alone (npm run test:failover; npm test runs them too)
- *   node scripts/test.js --jobs 3   workers (default: IOTGW_TEST_JOBS, else 3 per core less the load
- *                                   average, at least 2: see jobsForLoad)
+ *   node scripts/test.js --jobs 3   workers (default: IOTGW_TEST_JOBS, else 3 per core less the other
+ *                                   work on the machine, at least 2: see jobsForLoad)
  *
  * Tiers, by file name (tests mirror src/; the slow kinds say so in their names):
  *  - unit: test/lib/**, test/package/{architecture,scorecard,types}: no runtime, no Redis.
@@ -32,17 +32,33 @@ const args = process.argv.slice(2);
 const unitOnly = args.includes('--unit');
 const jobsAt = args.indexOf('--jobs');
 const cores = os.availableParallelism ? os.availableParallelism() : os.cpus().length;
-const jobs = jobsAt >= 0 ? Number(args[jobsAt + 1]) : Number(process.env.IOTGW_TEST_JOBS) || jobsForLoad(cores, os.loadavg()[0]);
+const jobsAsked = jobsAt >= 0 ? Number(args[jobsAt + 1]) : Number(process.env.IOTGW_TEST_JOBS) || undefined;
 
 /**
  * Workers that follow the machine: 3 per core on an idle machine (most tests wait on servers
- * and timers, not on a core), one fewer for each unit of load already there (the 1-minute load
- * average at the start: other work on the same cores), never fewer than 2. On 2 cores: 6 idle,
- * 4 at load 2, 2 from load 4 up.
+ * and timers, not on a core), one fewer for each unit of other work already there (`load`:
+ * see otherLoad), never fewer than 2. On 2 cores: 6 idle, 4 with both cores busy, 2 from a
+ * load of 4 up.
  */
 function jobsForLoad(cores, load) {
   const most = Math.max(2, cores * 3);
   return Math.min(most, Math.max(2, Math.round(most - load)));
+}
+
+/**
+ * The other work on the machine as the run starts, in cores: the cores busy over the next
+ * second (this process sleeps meanwhile), plus the 1-minute load average beyond the cores when
+ * it is higher (work queued for a core). The load average alone would count `npm test`'s own
+ * build and lint, which have just ended.
+ */
+async function otherLoad() {
+  const busy = () => os.cpus().reduce((a, c) => ({ idle: a.idle + c.times.idle, all: a.all + Object.values(c.times).reduce((x, y) => x + y, 0) }), { idle: 0, all: 0 });
+  const a = busy();
+  await new Promise((r) => setTimeout(r, 1000));
+  const b = busy();
+  const all = b.all - a.all;
+  const busyCores = all > 0 ? (1 - (b.idle - a.idle) / all) * cores : 0;
+  return busyCores + Math.max(0, os.loadavg()[0] - cores);
 }
 
 function testFiles(dir) {
@@ -94,8 +110,7 @@ function run(tier) {
   return new Promise((resolve) => {
     // .mocharc.json's settings but its spec list (mocha would add that list to the files named here).
     const margs = [MOCHA, '--no-config', ...rcArgs, '--require', ROOT_HOOKS, ...(tier.parallel ? ['--parallel', '--jobs', String(jobs)] : []), ...tier.files];
-    const load = os.loadavg()[0].toFixed(1);
-    process.stdout.write(`\n=== ${tier.name}: ${tier.files.length} files${tier.parallel ? `, ${jobs} workers (load average ${load} on ${cores} cores)` : ''}\n`);
+    process.stdout.write(`\n=== ${tier.name}: ${tier.files.length} files${tier.parallel ? `, ${jobs} workers (${jobsWhy})` : ''}\n`);
     // Each file's own timing needs a worker per file (the serial tier's root suite holds them all).
     const env = tier.parallel ? { ...process.env, IOTGW_TEST_TIMINGS: TIMINGS } : { ...process.env };
     const child = spawn(process.execPath, margs, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -115,11 +130,22 @@ function run(tier) {
   });
 }
 
-module.exports = { jobsForLoad };
+module.exports = { jobsForLoad, otherLoad };
 if (require.main === module) main();
+
+let jobs;
+let jobsWhy;
 
 async function main() {
   const started = Date.now();
+  if (jobsAsked) {
+    jobs = jobsAsked;
+    jobsWhy = 'as asked';
+  } else {
+    const load = await otherLoad();
+    jobs = jobsForLoad(cores, load);
+    jobsWhy = `other work ${load.toFixed(1)} cores of ${cores}, load average ${os.loadavg()[0].toFixed(1)}`;
+  }
   let code = 0;
   const sum = { passing: 0, failing: 0, pending: 0 };
   for (const tier of tiers) {

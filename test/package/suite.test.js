@@ -13,7 +13,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
-const { jobsForLoad } = require('../../scripts/test');
+const { jobsForLoad, otherLoad } = require('../../scripts/test');
 
 const ROOT = path.resolve(__dirname, '../..');
 const MOCHA = require.resolve('mocha/bin/mocha.js');
@@ -86,5 +86,10 @@ describe('the suite itself', function () {
     assert.equal(jobsForLoad(2, 20), 2);
     assert.equal(jobsForLoad(1, 0), 3);
     assert.equal(jobsForLoad(16, 1), 47);
+  });
+
+  it("measures the other work on the machine in cores (busy cores, plus the load average's queue beyond them)", async function () {
+    const load = await otherLoad();
+    assert.ok(Number.isFinite(load) && load >= 0, String(load));
   });
 });
