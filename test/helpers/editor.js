@@ -458,7 +458,9 @@ function exampleTests(ed, area, { listed = false } = {}) {
         await page.evaluate(() => RED.sidebar.show('debug'));
         await page.click('#red-ui-sidebar-debug-clear');
         await deploy(ed);
-        const got = await debugFromFlow(ed, imported.z, 8000);
+        // Most examples run at deploy; the others wait for a click, given after 2.5 s (an example
+        // that runs at deploy and is slower than that only gets a click too: both give output).
+        const got = await debugFromFlow(ed, imported.z, 2500);
         let messages = got;
         if (!messages.some((m) => !m.error)) {
           // Examples that wait for a click: press every inject button of the flow.
