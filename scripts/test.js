@@ -46,15 +46,32 @@ function jobsForLoad(cores, load) {
 }
 
 /**
- * The other work on the machine as the run starts, in cores: the cores busy over the next
- * second (this process sleeps meanwhile), plus the 1-minute load average beyond the cores when
- * it is higher (work queued for a core). The load average alone would count `npm test`'s own
- * build and lint, which have just ended.
+ * The other work on the machine as the run starts, in cores. On Linux: the threads ready to
+ * run or running (the 4th field of /proc/loadavg, less this process), averaged over a second:
+ * the work there is now, queued for a core included. The 1-minute load average would also count
+ * `npm test`'s own build and lint, which have just ended. Elsewhere: the cores busy over a
+ * second, plus the load average beyond the cores.
  */
 async function otherLoad() {
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const runnable = () => {
+    try {
+      return Number(fs.readFileSync('/proc/loadavg', 'utf8').split(' ')[3].split('/')[0]) - 1;
+    } catch {
+      return NaN;
+    }
+  };
+  if (Number.isFinite(runnable())) {
+    let sum = 0;
+    for (let i = 0; i < 20; i++) {
+      sum += Math.max(0, runnable());
+      await sleep(50);
+    }
+    return sum / 20;
+  }
   const busy = () => os.cpus().reduce((a, c) => ({ idle: a.idle + c.times.idle, all: a.all + Object.values(c.times).reduce((x, y) => x + y, 0) }), { idle: 0, all: 0 });
   const a = busy();
-  await new Promise((r) => setTimeout(r, 1000));
+  await sleep(1000);
   const b = busy();
   const all = b.all - a.all;
   const busyCores = all > 0 ? (1 - (b.idle - a.idle) / all) * cores : 0;
@@ -144,7 +161,7 @@ async function main() {
   } else {
     const load = await otherLoad();
     jobs = jobsForLoad(cores, load);
-    jobsWhy = `other work ${load.toFixed(1)} cores of ${cores}, load average ${os.loadavg()[0].toFixed(1)}`;
+    jobsWhy = `other work: ${load.toFixed(1)} threads ready to run on ${cores} cores, load average ${os.loadavg()[0].toFixed(1)}`;
   }
   let code = 0;
   const sum = { passing: 0, failing: 0, pending: 0 };

@@ -88,7 +88,7 @@ describe('the suite itself', function () {
     assert.equal(jobsForLoad(16, 1), 47);
   });
 
-  it("measures the other work on the machine in cores (busy cores, plus the load average's queue beyond them)", async function () {
+  it('measures the other work on the machine (threads ready to run, averaged over a second)', async function () {
     const load = await otherLoad();
     assert.ok(Number.isFinite(load) && load >= 0, String(load));
   });
