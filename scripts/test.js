@@ -147,11 +147,11 @@ function run(tier) {
   });
 }
 
-module.exports = { jobsForLoad, otherLoad };
-if (require.main === module) main();
-
 let jobs;
 let jobsWhy;
+
+module.exports = { jobsForLoad, otherLoad };
+if (require.main === module) main();
 
 async function main() {
   const started = Date.now();

@@ -88,6 +88,22 @@ describe('the suite itself', function () {
     assert.equal(jobsForLoad(16, 1), 47);
   });
 
+  it('takes the workers asked for (--jobs, IOTGW_TEST_JOBS) and says so', async function () {
+    for (const [args, env] of [[['--jobs', '3'], {}], [[], { IOTGW_TEST_JOBS: '3' }]]) {
+      const r = await new Promise((resolve) => {
+        const child = spawn(process.execPath, ['scripts/test.js', ...args, '--exclude', '^(?!test/lib/common/units\\.test\\.js$)'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        child.stdout.on('data', (d) => (out += d));
+        child.stderr.on('data', (d) => (out += d));
+        child.on('close', (code) => resolve({ code, out }));
+      });
+      assert.equal(r.code, 0, r.out);
+      assert.match(r.out, /=== all: 1 files, 3 workers \(as asked\)/, r.out);
+      assert.match(r.out, /[1-9]\d* passing \(all tiers\)/, r.out);
+      assert.doesNotMatch(r.out, /failing/, r.out);
+    }
+  });
+
   it('measures the other work on the machine (threads ready to run, averaged over a second)', async function () {
     const load = await otherLoad();
     assert.ok(Number.isFinite(load) && load >= 0, String(load));
