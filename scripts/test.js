@@ -6,8 +6,8 @@
  *   node scripts/test.js            every test, in parallel workers
  *   node scripts/test.js --unit     the unit tier only (seconds: no Node-RED runtime started)
  *   node scripts/test.js --failover the Redis failover tests alone (npm run test:failover; npm test runs them too)
- *   node scripts/test.js --jobs 3   workers (default: IOTGW_TEST_JOBS, else 3 per core, at least 2;
- *                                   most tests wait on servers and timers, not on a core)
+ *   node scripts/test.js --jobs 3   workers (default: IOTGW_TEST_JOBS, else 3 per core less the other
+ *                                   work on the machine, at least 2: see jobsForLoad)
  *
  * Tiers, by file name (tests mirror src/; the slow kinds say so in their names):
  *  - unit: test/lib/**, test/package/{architecture,scorecard,types}: no runtime, no Redis.
@@ -18,7 +18,7 @@
  *    needs to run alone: no test depends on an idle machine (scripts/under-load.js checks
  *    that with a busy loop on every core).
  * At the end: the ten slowest files of the parallel tier, each file's wall time in its worker
- * (test/helpers/file-timing.js), the long poles to cut next.
+ * (test/helpers/root-hooks.js), the long poles to cut next.
  */
 const path = require('node:path');
 const fs = require('node:fs');
@@ -32,7 +32,51 @@ const args = process.argv.slice(2);
 const unitOnly = args.includes('--unit');
 const jobsAt = args.indexOf('--jobs');
 const cores = os.availableParallelism ? os.availableParallelism() : os.cpus().length;
-const jobs = jobsAt >= 0 ? Number(args[jobsAt + 1]) : Number(process.env.IOTGW_TEST_JOBS) || Math.max(2, Math.round(cores * 3));
+const jobsAsked = jobsAt >= 0 ? Number(args[jobsAt + 1]) : Number(process.env.IOTGW_TEST_JOBS) || undefined;
+
+/**
+ * Workers that follow the machine: 3 per core on an idle machine (most tests wait on servers
+ * and timers, not on a core), one fewer for each unit of other work already there (`load`:
+ * see otherLoad), never fewer than 2. On 2 cores: 6 idle, 4 with both cores busy, 2 from a
+ * load of 4 up.
+ */
+function jobsForLoad(cores, load) {
+  const most = Math.max(2, cores * 3);
+  return Math.min(most, Math.max(2, Math.round(most - load)));
+}
+
+/**
+ * The other work on the machine as the run starts, in cores. On Linux: the threads ready to
+ * run or running (the 4th field of /proc/loadavg, less this process), averaged over a second:
+ * the work there is now, queued for a core included. The 1-minute load average would also count
+ * `npm test`'s own build and lint, which have just ended. Elsewhere: the cores busy over a
+ * second, plus the load average beyond the cores.
+ */
+async function otherLoad() {
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const runnable = () => {
+    try {
+      return Number(fs.readFileSync('/proc/loadavg', 'utf8').split(' ')[3].split('/')[0]) - 1;
+    } catch {
+      return NaN;
+    }
+  };
+  if (Number.isFinite(runnable())) {
+    let sum = 0;
+    for (let i = 0; i < 20; i++) {
+      sum += Math.max(0, runnable());
+      await sleep(50);
+    }
+    return sum / 20;
+  }
+  const busy = () => os.cpus().reduce((a, c) => ({ idle: a.idle + c.times.idle, all: a.all + Object.values(c.times).reduce((x, y) => x + y, 0) }), { idle: 0, all: 0 });
+  const a = busy();
+  await sleep(1000);
+  const b = busy();
+  const all = b.all - a.all;
+  const busyCores = all > 0 ? (1 - (b.idle - a.idle) / all) * cores : 0;
+  return busyCores + Math.max(0, os.loadavg()[0] - cores);
+}
 
 function testFiles(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -61,8 +105,9 @@ const tiers = unitOnly
   ? [{ name: 'unit', files: all.filter(UNIT), parallel: false }]
   : [{ name: 'all', files: [...all.filter((f) => SLOW.test(f)), ...all.filter((f) => !SLOW.test(f))], parallel: true }];
 
-// Each file's wall time in its worker (test/helpers/file-timing.js), for the slowest-files report.
-const TIMING_PLUGIN = path.join(ROOT, 'test', 'helpers', 'file-timing.js');
+// The root hooks of every worker (test/helpers/root-hooks.js): coverage taken after each file,
+// stubs restored, each file's wall time for the slowest-files report.
+const ROOT_HOOKS = path.join(ROOT, 'test', 'helpers', 'root-hooks.js');
 const TIMINGS = path.join(os.tmpdir(), `iotgw-test-timings-${process.pid}.jsonl`);
 
 /** The `n` slowest files of the run, as lines to print (none when no timing was written). */
@@ -81,9 +126,10 @@ function slowest(n) {
 function run(tier) {
   return new Promise((resolve) => {
     // .mocharc.json's settings but its spec list (mocha would add that list to the files named here).
-    const margs = [MOCHA, '--no-config', ...rcArgs, ...(tier.parallel ? ['--parallel', '--jobs', String(jobs), '--require', TIMING_PLUGIN] : []), ...tier.files];
-    process.stdout.write(`\n=== ${tier.name}: ${tier.files.length} files${tier.parallel ? `, ${jobs} workers` : ''}\n`);
-    const env = { ...process.env, IOTGW_TEST_TIMINGS: TIMINGS };
+    const margs = [MOCHA, '--no-config', ...rcArgs, '--require', ROOT_HOOKS, ...(tier.parallel ? ['--parallel', '--jobs', String(jobs)] : []), ...tier.files];
+    process.stdout.write(`\n=== ${tier.name}: ${tier.files.length} files${tier.parallel ? `, ${jobs} workers (${jobsWhy})` : ''}\n`);
+    // Each file's own timing needs a worker per file (the serial tier's root suite holds them all).
+    const env = tier.parallel ? { ...process.env, IOTGW_TEST_TIMINGS: TIMINGS } : { ...process.env };
     const child = spawn(process.execPath, margs, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
     // mocha's own counts, from its closing lines (failure details may follow them at length).
     const counts = { passing: 0, failing: 0, pending: 0 };
@@ -101,8 +147,22 @@ function run(tier) {
   });
 }
 
-(async () => {
+let jobs;
+let jobsWhy;
+
+module.exports = { jobsForLoad, otherLoad };
+if (require.main === module) main();
+
+async function main() {
   const started = Date.now();
+  if (jobsAsked) {
+    jobs = jobsAsked;
+    jobsWhy = 'as asked';
+  } else {
+    const load = await otherLoad();
+    jobs = jobsForLoad(cores, load);
+    jobsWhy = `other work: ${load.toFixed(1)} threads ready to run on ${cores} cores, load average ${os.loadavg()[0].toFixed(1)}`;
+  }
   let code = 0;
   const sum = { passing: 0, failing: 0, pending: 0 };
   for (const tier of tiers) {
@@ -119,4 +179,4 @@ function run(tier) {
   if (sum.failing) process.stdout.write(`  ${sum.failing} failing (all tiers)\n`);
   if (sum.pending) process.stdout.write(`  ${sum.pending} pending (all tiers)\n`);
   process.exit(code);
-})();
+}

@@ -12,7 +12,7 @@
  *   (type it again; nothing posted), and by the runtime when saved there but not deployed.
  */
 const assert = require('assert');
-const { useEditor, accountDialog } = require('../helpers/browser');
+const { WAIT_MS, useEditor, accountDialog } = require('../helpers/browser');
 const { startRecorder } = require('../helpers/recorder');
 const { movedSecretInDialog } = require('../helpers/lending');
 
@@ -25,7 +25,7 @@ describe('app account dialog in a real browser (issue 26)', function () {
   let dialog;
   useEditor({ width: 1280, height: 900 }, (e) => {
     ({ nr, page } = e);
-    page.setDefaultTimeout(15000);
+    page.setDefaultTimeout(WAIT_MS);
     dialog = accountDialog(page, 'iotgw-app');
   });
   const appUrl = () => `${nr.simUrl}/app`;

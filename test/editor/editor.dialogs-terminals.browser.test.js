@@ -5,7 +5,7 @@
  * with IOTGW_SCREENSHOTS=1), and the account dialog's resolved endpoint.
  */
 const assert = require('assert');
-const { nodeTypes } = require('../helpers/browser');
+const { WAIT_MS, nodeTypes } = require('../helpers/browser');
 const { describeEditor, dialogTests, typeArea } = require('../helpers/editor');
 
 describeEditor('editor in a real browser (Chromium): dialogs of the terminals side', (ed) => {
@@ -30,7 +30,7 @@ describeEditor('editor in a real browser (Chromium): dialogs of the terminals si
       assert.ok((await shown('https://gw.example.com/gw/v1/')).includes('https://gw.example.com/gw/v1/api/v1.0/'));
       assert.equal(await shown('ftp://nope'), '', 'nothing shown for an invalid URL');
       await page.click('#node-config-dialog-cancel');
-      await page.waitForFunction(() => !document.querySelector('.red-ui-tray'), null, { timeout: 5000 }).catch(() => {});
+      await page.waitForFunction(() => !document.querySelector('.red-ui-tray'), null, { timeout: WAIT_MS }).catch(() => {});
       assert.deepStrictEqual(page.errors, []);
     });
   });

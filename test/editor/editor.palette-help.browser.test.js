@@ -7,7 +7,7 @@
 const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
-const { ROOT, nodeTypes } = require('../helpers/browser');
+const { WAIT_MS, ROOT, nodeTypes } = require('../helpers/browser');
 const { CATEGORY, IMAGES, SHOTS, SMOKE, describeEditor } = require('../helpers/editor');
 
 describeEditor('editor in a real browser (Chromium): palette and help', (ed) => {
@@ -75,7 +75,7 @@ describeEditor('editor in a real browser (Chromium): palette and help', (ed) => 
           await item.scrollIntoViewIfNeeded();
           await item.hover();
           const pop = page.locator('.red-ui-popover:visible').filter({ hasText: first });
-          await pop.waitFor({ state: 'visible', timeout: 5000 });
+          await pop.waitFor({ state: 'visible', timeout: WAIT_MS });
           await pop.locator('button[onclick*="sidebar.help.show"]').click();
         }
         const text = await page
@@ -83,7 +83,7 @@ describeEditor('editor in a real browser (Chromium): palette and help', (ed) => 
             const el = document.querySelector('.red-ui-sidebar-help-stack .red-ui-help');
             const txt = el ? el.textContent.replace(/\s+/g, ' ') : '';
             return txt.includes(f) ? txt : false;
-          }, first, { timeout: 5000 })
+          }, first, { timeout: WAIT_MS })
           .then((h) => h.jsonValue())
           .catch(async () => page.evaluate(() => (document.querySelector('.red-ui-sidebar-help-stack .red-ui-help') || {}).textContent || ''));
         assert.ok(text.includes(first), `${type}: the help sidebar does not show "${first}"; it shows: ${String(text).slice(0, 200)}`);

@@ -15,7 +15,7 @@
  *   and an icon per LoRaWAN node.
  */
 const assert = require('assert');
-const { useEditor, nodeTypes, accountDialog } = require('../helpers/browser');
+const { WAIT_MS, useEditor, nodeTypes, accountDialog } = require('../helpers/browser');
 const { startRecorder } = require('../helpers/recorder');
 const { movedSecretInDialog } = require('../helpers/lending');
 
@@ -33,7 +33,7 @@ describe('gateway account dialog and palette in a real browser (issue 26)', func
   let dialog;
   useEditor({ width: 1280, height: 900 }, (e) => {
     ({ nr, page } = e);
-    page.setDefaultTimeout(15000);
+    page.setDefaultTimeout(WAIT_MS);
     dialog = accountDialog(page, 'iotgw-gateway');
   });
 

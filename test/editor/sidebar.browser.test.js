@@ -14,7 +14,7 @@
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { ROOT, chromiumPath, startNodeRed, launchBrowser, openEditor } = require('../helpers/browser');
+const { ROOT, WAIT_MS, chromiumPath, startNodeRed, launchBrowser, openEditor } = require('../helpers/browser');
 const { ChildRed, makeUserDir, addAdminAuth } = require('../helpers/child-red');
 const { startSimulator } = require('../../dist/simulator');
 
@@ -109,7 +109,7 @@ if (!chromium) {
         await page.waitForSelector('#red-ui-sidebar .iotgw-sb-empty', { state: 'visible' });
         assert.equal((await cards(page)).length, 0);
         await deploy(nr.url, flows(nr.simUrl));
-        await page.waitForFunction(() => $('#red-ui-sidebar .iotgw-sb-card:visible').length === 2, null, { timeout: 15000 });
+        await page.waitForFunction(() => $('#red-ui-sidebar .iotgw-sb-card:visible').length === 2, null, { timeout: WAIT_MS });
         const before = await cards(page);
         assert.deepEqual(before.map((c) => c.name).sort(), ['fleet gateway', 'platform']);
         assert.deepEqual(before.find((c) => c.name === 'fleet gateway').groups, { SEND: 0, GET: 0, INFO: 0 });
@@ -118,7 +118,7 @@ if (!chromium) {
         assert.equal(r.status, 200);
         const seen = new Set();
         const t0 = Date.now();
-        while (Date.now() - t0 < 20000 && !seen.has(3)) {
+        while (Date.now() - t0 < 2 * WAIT_MS && !seen.has(3)) {
           const gw = (await cards(page)).find((c) => c.name === 'fleet gateway');
           seen.add(gw.groups.SEND);
           await page.waitForTimeout(200);
@@ -127,7 +127,7 @@ if (!chromium) {
         const full = await page.evaluate(() => $('.iotgw-sb-card:visible .iotgw-sb-group[data-group="SEND"] .iotgw-sb-fill').first()[0].style.width);
         assert.equal(full, '100%');
         const waitingShown = await page
-          .waitForFunction(() => /waiting/.test($('.iotgw-sb-card:visible .iotgw-sb-group[data-group="SEND"] .iotgw-sb-extra').text()), null, { timeout: 10000 })
+          .waitForFunction(() => /waiting/.test($('.iotgw-sb-card:visible .iotgw-sb-group[data-group="SEND"] .iotgw-sb-extra').text()), null, { timeout: WAIT_MS })
           .then(() => true, () => false);
         assert.ok(waitingShown, 'the card says what waits');
         if (SHOTS) {
@@ -192,7 +192,7 @@ if (!chromium) {
           { timeout: 60000 },
         );
         await page.evaluate(() => RED.sidebar.show('iotgw'));
-        await page.waitForFunction(() => $('#red-ui-sidebar .iotgw-sb-card:visible').length === 2, null, { timeout: 15000 });
+        await page.waitForFunction(() => $('#red-ui-sidebar .iotgw-sb-card:visible').length === 2, null, { timeout: WAIT_MS });
         assert.deepEqual((await cards(page)).map((c) => c.name).sort(), ['fleet gateway', 'platform']);
         assert.deepEqual(page.errors, []);
       });

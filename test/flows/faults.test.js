@@ -1,19 +1,16 @@
 'use strict';
 /**
- * Issue 5: every request node against every fault kind the simulator can inject (the chaos
- * run of random faults is in faults.chaos.test.js, so the two halves share the workers). Each
+ * Issue 5: every request node against every fault kind the simulator can inject (half of the
+ * node types here, half in faults.kinds.test.js; the chaos run of random faults is in
+ * faults.chaos.test.js: the three share the workers). Each
  * input msg must end in exactly one done() or done(err) (counted with a Complete and a
  * Catch node), with the error code the fault calls for, and the node must keep working
  * afterwards. A POST the gateway answered is never sent again; a POST refused with 429
  * is sent again only after the wait, with its items intact and in order.
  */
 const assert = require('node:assert/strict');
-const { gatewayNode, load, until, DEMO_CREDS } = require('../helpers/harness');
-const { FAULT_KINDS } = require('../../dist/simulator/server');
-const { landedSpecs, outcomeFor, ledgerFlow, Ledger, configNode, credsFor, useFaultSim, faultGwProps } = require('../helpers/faults');
-
-// Every fault kind of the simulator but the plain 'status' and 'echo' (the secrets test's).
-const KINDS = FAULT_KINDS.filter((k) => k !== 'status' && k !== 'echo');
+const { gatewayNode, load, until } = require('../helpers/harness');
+const { landedSpecs, ledgerFlow, Ledger, useFaultSim, faultGwProps, faultKindsTests } = require('../helpers/faults');
 
 describe('reliability: injected faults, per node type', function () {
   this.timeout(60000);
@@ -21,58 +18,7 @@ describe('reliability: injected faults, per node type', function () {
   const { figures } = state;
   const gwProps = faultGwProps;
 
-  for (const spec of landedSpecs()) {
-    it(`${spec.label ?? spec.type}: each fault kind ends each msg once with the right outcome, then the node still works`, async function () {
-      const sim = state.sim;
-      sim.terminal.seedBacklog(5);
-      const n = await load(ledgerFlow(configNode(spec, sim, gatewayNode, gwProps()), spec), credsFor(spec, DEMO_CREDS));
-      const ledger = new Ledger(n, spec.outputs);
-      const dut = n.get('dut');
-      const rids = [];
-      let i = 0;
-      const run = async (rid, msg) => {
-        rids.push(rid);
-        dut.receive({ ...msg, rid });
-        await until(() => ledger.endedCount([rid]) >= 1, 20000, `msg ${rid} to end`);
-        return ledger.assertEachEndedOnce([rid])[rid];
-      };
-      for (const kind of KINDS) {
-        if (spec.type === 'iotgw-status-poller') await run(`${kind}-reset`, { payload: { fromUTC: '2000-01-01 00:00:00' } });
-        const before = sim.server.callsTo(spec.route).length;
-        const fault = sim.inject({ route: spec.route, kind, retryAfter: kind === 'rate-limit' ? 1 : undefined, sizeBytes: 40 * 1024 * 1024 });
-        const got = await run(`${kind}-fault`, spec.validMsg(i++));
-        assert.equal(got, outcomeFor(spec, kind), `${spec.type} under ${kind}: ended with ${got}`);
-        assert.equal(fault.hits, 1, `${kind} was injected`);
-        const calls = sim.server.callsTo(spec.route).slice(before);
-        if (spec.method !== 'GET' && ['server-error', 'reset', 'slow', 'malformed-json', 'html', 'oversized'].includes(kind)) {
-          assert.equal(calls.length, 1, `${kind}: a POST the gateway answered is not sent again`);
-        }
-        if (kind === 'rate-limit' || kind === 'unavailable') {
-          assert.equal(calls.length, 2, `${kind}: sent again once`);
-          assert.equal(calls[1].body, calls[0].body, `${kind}: the same items in the same order`);
-          // Retry-After: 1 s; without it the group window (1 s) or, for calls outside any
-          // throttle group, the first backoff step (1 s +-25 %).
-          const least = kind === 'rate-limit' ? 990 : 740;
-          assert.ok(calls[1].at - calls[0].at >= least, `${kind}: sent again only after the wait (${calls[1].at - calls[0].at} ms)`);
-        }
-        if (kind === 'int64-edges' && spec.type === 'iotgw-terminal-mode') {
-          const ids = ledger.sent.filter((m) => m.rid === `${kind}-fault`).flatMap((m) => m.payload.map((r) => r.ID));
-          assert.deepEqual(ids, ['9223372036854775807'], 'the int64 edge came out exact');
-        }
-        // The node keeps working after the fault.
-        assert.equal(await run(`${kind}-after`, spec.validMsg(i++)), 'ok', `${spec.type} works again after ${kind}`);
-      }
-      if (spec.type === 'iotgw-status-poller') {
-        // The records of the int64-edges poll came out with exact IDs.
-        const edgeBatches = ledger.sent.filter((m) => Array.isArray(m.payload) && m.payload.some((r) => r.ID === '9223372036854775807'));
-        assert.ok(edgeBatches.length >= 1, 'records with int64-edge IDs were emitted exactly');
-        assert.deepEqual(edgeBatches[0].payload.map((r) => r.ID).slice(0, 3), ['9223372036854775807', '9223372036854775806', 9007199254740991]);
-      }
-      assert.equal(sim.server.faults.length, 0, 'every fault was used');
-      ledger.assertEachEndedOnce(rids);
-      figures.msgs += rids.length;
-    });
-  }
+  faultKindsTests(state, 0); // the other half: faults.kinds.test.js
 
   it('iotgw-terminal-mode: 429 with and without Retry-After resends each batch after the wait, items intact and in order, each item accepted once', async function () {
     const sim = state.sim;

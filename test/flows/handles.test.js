@@ -57,7 +57,9 @@ describe('reliability: nothing left behind after many redeploys', function () {
   function traffic(round) {
     // A poll whose reply never comes before the redeploy; SEND calls beyond the 2 allowed wait for a slot.
     // GETs of the other areas hang too, so that every kind of client has a request open.
-    for (const spec of landedSpecs()) if (spec.method === 'GET') sim.inject({ route: spec.route, kind: 'slow', phase: 'before', delayMs: 60000 });
+    const held = landedSpecs()
+      .filter((spec) => spec.method === 'GET')
+      .map((spec) => sim.inject({ route: spec.route, kind: 'slow', phase: 'before', delayMs: 60000 }));
     for (const spec of landedSpecs()) {
       const node = helper.getNode(`dut-${spec.label ?? spec.type}`);
       for (let k = 0; k < 4; k++) {
@@ -67,6 +69,7 @@ describe('reliability: nothing left behind after many redeploys', function () {
         node.receive({ ...spec.validMsg(k), rid });
       }
     }
+    return held;
   }
 
   it(`${REDEPLOYS} redeploys with work in flight leave no timer, socket, listener or unfinished msg`, async function () {
@@ -85,9 +88,13 @@ describe('reliability: nothing left behind after many redeploys', function () {
     const baseListeners = listeners();
 
     await load(flow(), CREDS);
+    const held = []; // every slow fault injected, and so the requests the simulator held
+    const heldSoFar = () => held.reduce((n, f) => n + f.hits, 0);
     for (let round = 0; round < REDEPLOYS; round++) {
-      traffic(round);
-      await new Promise((r) => setTimeout(r, 60));
+      const before = heldSoFar();
+      held.push(...traffic(round));
+      // The redeploy comes while the simulator holds a request of this round open (a condition, not a pause).
+      await until(() => heldSoFar() > before, 30000, `a held request in round ${round}`);
       assert.ok(sim.server.openSockets > 0, 'requests were in flight at the redeploy');
       await helper.setFlows([{ id: 'flow', type: 'tab', label: 'test' }, ...flow()], 'full', CREDS);
     }

@@ -11,6 +11,12 @@ const { spawn } = require('child_process');
 const { freePort } = require('./net');
 
 const ROOT = path.resolve(__dirname, '..', '..');
+/**
+ * How long a browser test waits for what it expects on the page (a dialog, a tooltip, a
+ * node): 30 s, which a loaded machine meets (issue 34: waits of 5 s failed under load). A
+ * wait ends as soon as its condition holds, so this costs nothing when all is well.
+ */
+const WAIT_MS = 30000;
 const START = path.join(ROOT, 'scripts', 'start.js');
 
 /** The Chromium to drive: $IOTGW_CHROMIUM if set, else Debian's; undefined when there is none. */
@@ -95,6 +101,7 @@ async function launchBrowser() {
 async function openEditor(browser, url, { width = 1400, height = 900 } = {}) {
   const context = await browser.newContext({ viewport: { width, height } });
   const page = await context.newPage();
+  page.setDefaultTimeout(WAIT_MS);
   page.errors = [];
   page.on('console', (m) => {
     if (m.type() === 'error') page.errors.push(`console: ${m.text()}`);
@@ -165,7 +172,7 @@ function accountDialog(page, type) {
     },
     async close(button = '#node-config-dialog-cancel') {
       await page.click(button);
-      await page.waitForFunction(() => !document.querySelector('.red-ui-tray'), null, { timeout: 5000 });
+      await page.waitForFunction(() => !document.querySelector('.red-ui-tray'), null, { timeout: WAIT_MS });
     },
     async tab(label) {
       if (await page.isVisible(tabId(label))) return;
@@ -230,4 +237,4 @@ function accountDialog(page, type) {
   };
 }
 
-module.exports = { ROOT, chromiumPath, startNodeRed, launchBrowser, openEditor, useEditor, exampleFiles, nodeTypes, accountDialog };
+module.exports = { ROOT, WAIT_MS, chromiumPath, startNodeRed, launchBrowser, openEditor, useEditor, exampleFiles, nodeTypes, accountDialog };

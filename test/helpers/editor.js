@@ -20,7 +20,7 @@
 const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
-const { ROOT, chromiumPath, useEditor, exampleFiles, nodeTypes } = require('./browser');
+const { ROOT, WAIT_MS, chromiumPath, useEditor, exampleFiles, nodeTypes } = require('./browser');
 
 const CATEGORY = 'iot gateway';
 const IMAGES = path.join(ROOT, 'docs', 'images');
@@ -88,7 +88,7 @@ function describeEditor(title, body) {
 
     before(async function () {
       const { page } = ed;
-      page.setDefaultTimeout(10000);
+      page.setDefaultTimeout(WAIT_MS);
       ed.defs = await page.evaluate((list) => {
         const out = {};
         for (const t of list) {
@@ -231,7 +231,7 @@ async function checkValidation(ed, type, prefix) {
           return err ? err.textContent.trim() : false;
         },
         null,
-        { timeout: 3000 },
+        { timeout: WAIT_MS },
       )
       .then((h) => h.jsonValue())
       .catch(() => '');
@@ -262,7 +262,7 @@ async function addFromPalette(ed, type, index) {
   await page.mouse.move(ws.x + 160 + 220 * (index % 3), ws.y + 60 + 50 * Math.floor(index / 3), { steps: 8 });
   await page.mouse.up();
   const id = await page
-    .waitForFunction((b) => RED.nodes.filterNodes({}).map((n) => n.id).find((i) => !b.includes(i)), before, { timeout: 5000 })
+    .waitForFunction((b) => RED.nodes.filterNodes({}).map((n) => n.id).find((i) => !b.includes(i)), before, { timeout: WAIT_MS })
     .then((h) => h.jsonValue());
   return id;
 }
@@ -334,7 +334,7 @@ function dialogTests(ed, areaTypes) {
         } else {
           await page.click('#node-dialog-ok');
         }
-        await page.waitForFunction(() => !document.querySelector('.red-ui-tray'), null, { timeout: 5000 }).catch(() => {});
+        await page.waitForFunction(() => !document.querySelector('.red-ui-tray'), null, { timeout: WAIT_MS }).catch(() => {});
         assert.deepStrictEqual(page.errors, [], `${type}: console errors while the dialog was used`);
         const state = await page.evaluate(
           ({ isConfig, id, before }) => {
@@ -390,7 +390,7 @@ function exampleTests(ed, area, { listed = false } = {}) {
         const tab = page.locator('#red-ui-clipboard-dialog-import-tabs-content');
         await tab.getByText('@iotgateway/node-red-gateway', { exact: true }).click();
         for (const f of files) {
-          await tab.getByText(f.file.replace(/\.json$/, ''), { exact: true }).waitFor({ state: 'visible', timeout: 5000 });
+          await tab.getByText(f.file.replace(/\.json$/, ''), { exact: true }).waitFor({ state: 'visible', timeout: WAIT_MS });
         }
         await page.click('#red-ui-clipboard-dialog-cancel');
       });
@@ -465,7 +465,9 @@ function exampleTests(ed, area, { listed = false } = {}) {
         await page.evaluate(() => RED.sidebar.show('debug'));
         await page.click('#red-ui-sidebar-debug-clear');
         await deploy(ed);
-        const got = await debugFromFlow(ed, imported.z, 8000);
+        // Most examples run at deploy; the others wait for a click, given after 2.5 s (an example
+        // that runs at deploy and is slower than that only gets a click too: both give output).
+        const got = await debugFromFlow(ed, imported.z, 2500);
         let messages = got;
         if (!messages.some((m) => !m.error)) {
           // Examples that wait for a click: press every inject button of the flow.

@@ -302,4 +302,76 @@ function useFaultSim() {
 /** The gateway's limits in the fault tests: a limiter window of 1 s (a 429 without Retry-After waits it out). */
 const faultGwProps = () => ({ rateLimitCalls: 1000, rateLimitWindowSeconds: 1, timeoutSeconds: 2 });
 
-module.exports = { SPECS, landedSpecs, configNode, credsFor, outcomeFor, expectedOutcome, ledgerFlow, Ledger, ledgerSender, SENTINELS, LANDED, useFaultSim, faultGwProps };
+/**
+ * The per-kind fault test of one node type (test/flows/faults.test.js and faults.kinds.test.js
+ * share the node types between two workers): every fault kind but 'status' and 'echo' in turn,
+ * each msg ending once with the outcome the fault calls for, then a msg that goes through.
+ */
+async function faultKindsRun(state, spec) {
+  const assert = require('node:assert/strict');
+  const { gatewayNode, load, until, DEMO_CREDS } = require('./harness');
+  const { FAULT_KINDS } = require('../../dist/simulator/server');
+  const KINDS = FAULT_KINDS.filter((k) => k !== 'status' && k !== 'echo');
+  const { figures } = state;
+  const gwProps = faultGwProps;
+  const sim = state.sim;
+  sim.terminal.seedBacklog(5);
+  const n = await load(ledgerFlow(configNode(spec, sim, gatewayNode, gwProps()), spec), credsFor(spec, DEMO_CREDS));
+  const ledger = new Ledger(n, spec.outputs);
+  const dut = n.get('dut');
+  const rids = [];
+  let i = 0;
+  const run = async (rid, msg) => {
+    rids.push(rid);
+    dut.receive({ ...msg, rid });
+    await until(() => ledger.endedCount([rid]) >= 1, 20000, `msg ${rid} to end`);
+    return ledger.assertEachEndedOnce([rid])[rid];
+  };
+  for (const kind of KINDS) {
+    if (spec.type === 'iotgw-status-poller') await run(`${kind}-reset`, { payload: { fromUTC: '2000-01-01 00:00:00' } });
+    const before = sim.server.callsTo(spec.route).length;
+    const fault = sim.inject({ route: spec.route, kind, retryAfter: kind === 'rate-limit' ? 1 : undefined, sizeBytes: 40 * 1024 * 1024 });
+    const got = await run(`${kind}-fault`, spec.validMsg(i++));
+    assert.equal(got, outcomeFor(spec, kind), `${spec.type} under ${kind}: ended with ${got}`);
+    assert.equal(fault.hits, 1, `${kind} was injected`);
+    const calls = sim.server.callsTo(spec.route).slice(before);
+    if (spec.method !== 'GET' && ['server-error', 'reset', 'slow', 'malformed-json', 'html', 'oversized'].includes(kind)) {
+      assert.equal(calls.length, 1, `${kind}: a POST the gateway answered is not sent again`);
+    }
+    if (kind === 'rate-limit' || kind === 'unavailable') {
+      assert.equal(calls.length, 2, `${kind}: sent again once`);
+      assert.equal(calls[1].body, calls[0].body, `${kind}: the same items in the same order`);
+      // Retry-After: 1 s; without it the group window (1 s) or, for calls outside any
+      // throttle group, the first backoff step (1 s +-25 %).
+      const least = kind === 'rate-limit' ? 990 : 740;
+      assert.ok(calls[1].at - calls[0].at >= least, `${kind}: sent again only after the wait (${calls[1].at - calls[0].at} ms)`);
+    }
+    if (kind === 'int64-edges' && spec.type === 'iotgw-terminal-mode') {
+      const ids = ledger.sent.filter((m) => m.rid === `${kind}-fault`).flatMap((m) => m.payload.map((r) => r.ID));
+      assert.deepEqual(ids, ['9223372036854775807'], 'the int64 edge came out exact');
+    }
+    // The node keeps working after the fault.
+    assert.equal(await run(`${kind}-after`, spec.validMsg(i++)), 'ok', `${spec.type} works again after ${kind}`);
+  }
+  if (spec.type === 'iotgw-status-poller') {
+    // The records of the int64-edges poll came out with exact IDs.
+    const edgeBatches = ledger.sent.filter((m) => Array.isArray(m.payload) && m.payload.some((r) => r.ID === '9223372036854775807'));
+    assert.ok(edgeBatches.length >= 1, 'records with int64-edge IDs were emitted exactly');
+    assert.deepEqual(edgeBatches[0].payload.map((r) => r.ID).slice(0, 3), ['9223372036854775807', '9223372036854775806', 9007199254740991]);
+  }
+  assert.equal(sim.server.faults.length, 0, 'every fault was used');
+  ledger.assertEachEndedOnce(rids);
+  figures.msgs += rids.length;
+}
+
+/** Mocha tests: faultKindsRun for each landed node type whose index in landedSpecs() has `parity` (0 or 1) mod 2. */
+function faultKindsTests(state, parity) {
+  landedSpecs().forEach((spec, i) => {
+    if (i % 2 !== parity) return;
+    it(`${spec.label ?? spec.type}: each fault kind ends each msg once with the right outcome, then the node still works`, async function () {
+      await faultKindsRun(state, spec);
+    });
+  });
+}
+
+module.exports = { faultKindsTests, SPECS, landedSpecs, configNode, credsFor, outcomeFor, expectedOutcome, ledgerFlow, Ledger, ledgerSender, SENTINELS, LANDED, useFaultSim, faultGwProps };

@@ -7,6 +7,7 @@
 const path = require('node:path');
 const helper = require('node-red-node-test-helper');
 const { startSimulator } = require('../../dist/simulator');
+const { waitLimit } = require('./wait');
 
 helper.init(require.resolve(process.env.IOTGW_NODE_RED_PATH || 'node-red')); // IOTGW_NODE_RED_PATH: another Node-RED line (CI runs 5.x)
 
@@ -20,6 +21,17 @@ const { DEMO_CREDS, gatewayNode, modeNode, sendMessageNode, messagePollerNode } 
 
 /** Loads a flow into the real runtime (with `extraNodes`: core node modules a test wires in, such as join); returns {get(id)}. */
 const CONFIG_TYPES = new Set(['iotgw-gateway', 'iotgw-app', 'iotgw-definitions', 'tls-config']);
+
+/**
+ * A test that failed between helper.load() and helper.unload() leaves the helper's spies on
+ * Node-RED's `log` and the Node prototype in place: the next load would fail with "Attempted
+ * to wrap log which is already wrapped". Undo them first, so one failure never fails another.
+ */
+const helperLoad = helper.load;
+helper.load = async function (...args) {
+  if (this._log && typeof this._log.log.restore === 'function') await this.unload();
+  return helperLoad.apply(this, args);
+};
 
 function load(flow, credentials = { gw: DEMO_CREDS }, extraNodes = []) {
   // Flow nodes live on a tab (Catch nodes need one); config nodes stay global.
@@ -55,8 +67,9 @@ async function loadExample(file, core, configure = () => {}) {
   return { flow, get: (id) => helper.getNode(id) };
 }
 
-/** Waits until `pred()` is true (polls every 10 ms), or fails after `ms`. */
+/** Waits until `pred()` is true (polls every 10 ms), or fails after `ms` (raised for a loaded machine: test/helpers/wait.js). */
 async function until(pred, ms = 5000, what = 'condition') {
+  ms = waitLimit(ms);
   const start = Date.now();
   while (!(await pred())) {
     if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);

@@ -4,6 +4,7 @@
  * draining 2,000 from-mobile messages (600 of them in one second):
  * - full redeploy: each message emitted once;
  * - SIGKILL, then start again: none skipped, at most one reply (500) repeated, once.
+ * The stop comes while the simulator holds the second poll open (arranged, not timed).
  * The mark lives in its default place (a file under the user directory, written with
  * every reply). Messages reach a file through a synchronous write.
  */
@@ -11,7 +12,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { startSimulator } = require('../../dist/simulator');
-const { waitFor, drained, recordLines, childGateway, appendNode, RedFleet } = require('../helpers/child-red');
+const { holdCall, held, drained, recordLines, childGateway, appendNode, RedFleet } = require('../helpers/child-red');
 
 const utc = (sec) => new Date(sec * 1000).toISOString().slice(0, 19).replace('T', ' ');
 
@@ -38,8 +39,8 @@ describe('reliability: the message poller across redeploy and SIGKILL (child Nod
   let startFrom;
 
   beforeEach(async function () {
-    // Each reply takes 700 ms: the drain of 2,000 takes several seconds, time to stop it.
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, latencyMs: 700 });
+    // The stop is arranged by the simulator: it holds the second poll open (holdCall) until the runtime is redeployed or killed.
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
     const base = Math.floor(Date.now() / 1000) - 600;
     sim.terminal.mobile.seed({ count: 1400, perSecond: 10, startSec: base });
     sim.terminal.mobile.seed({ count: 600, perSecond: 600, startSec: base + 140 });
@@ -70,8 +71,9 @@ describe('reliability: the message poller across redeploy and SIGKILL (child Nod
   }
 
   it('full redeploy in the middle of the drain: each message emitted once', async function () {
+    const hold = holdCall(sim, 'terminal/re_messages', 1);
     await red.deploy(flows(sim, startFrom));
-    await waitFor(() => lines(file).length >= 500, 30000, 'the first reply');
+    await held(hold, 'the second poll, held');
     await red.deploy(flows(sim, startFrom));
     const atRedeploy = lines(file).length;
     const r = await drainedTally();
@@ -84,8 +86,9 @@ describe('reliability: the message poller across redeploy and SIGKILL (child Nod
   });
 
   it('SIGKILL in the middle of the drain, then start again: none skipped, at most one reply repeated, once', async function () {
+    const hold = holdCall(sim, 'terminal/re_messages', 1);
     await red.deploy(flows(sim, startFrom));
-    await waitFor(() => lines(file).length >= 500, 30000, 'the first reply');
+    await held(hold, 'the second poll, held');
     await red.kill('SIGKILL');
     const atKill = lines(file).length;
     assert.ok(atKill < reachable.length, 'killed in the middle of the drain');

@@ -109,8 +109,10 @@ describe('iotgw-message-poller: from-mobile messages', function () {
       ...catchAll(),
     ]);
     const out = collect(n.get('out'));
-    await new Promise((r) => setTimeout(r, 1500));
-    const gets = sim.server.callsTo('terminal/re_messages').length + sim.server.callsTo('terminal/status').length;
+    const getCalls = () => sim.server.callsTo('terminal/re_messages').length + sim.server.callsTo('terminal/status').length;
+    await until(() => getCalls() >= 2 && out.length >= 500, 30000, 'both pollers to call and the first reply to come');
+    await new Promise((r) => setTimeout(r, 1500)); // time for a third call, were the window not counted
+    const gets = getCalls();
     assert.equal(gets, 2, 'two GET-group calls in the window, over both pollers');
     assert.equal(sim.server.calls.filter((c) => c.status === 429).length, 0, 'no 429: the budget is counted before calling');
     assert.ok(out.length >= 500 && out.length < 1200, `${out.length} messages: the rest waits for the window`);

@@ -4,7 +4,8 @@
  * contextStorage: the default context store is memory), kept by the poller's own durable
  * file under the user directory and written with every reply, against a real Node-RED
  * child process stopped in the middle of draining a large backlog from the strict
- * simulator (FromUTC inclusive, 100 records a second, 500 a reply):
+ * simulator (FromUTC inclusive, 100 records a second, 500 a reply), the stop arranged by the
+ * simulator (it holds the 11th poll open until the runtime is redeployed, stopped or killed):
  * - redeploy (full deploy over the admin API): no record lost, none repeated;
  * - clean restart (SIGINT, then start again): no record lost, none repeated;
  * - hard kill (SIGKILL, then start again): no record lost, at most one reply (500) repeated;
@@ -15,10 +16,11 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { startSimulator } = require('../../dist/simulator');
-const { waitFor, drained, backlogMissing, recordLines, childGateway, statusPoller, appendNode, RedFleet } = require('../helpers/child-red');
+const { waitFor, holdCall, held, drained, backlogMissing, recordLines, childGateway, statusPoller, appendNode, RedFleet } = require('../helpers/child-red');
 
-const BACKLOG = 60000; // 150 full replies of 500 (each reply's last second comes again)
+const BACKLOG = 15000; // 38 full replies of 500 (each reply's last second comes again)
 const REPLY = 500;
+const HOLD_AFTER = 10; // the simulator holds the 11th poll open: the stop comes in the middle of the drain
 
 function flows(sim) {
   return [
@@ -94,8 +96,9 @@ describe('reliability: the status poller across redeploy, restart and hard kill 
 
   it('redeploy in the middle of the drain: nothing lost, nothing repeated', async function () {
     await startRed();
+    const hold = holdCall(sim, 'terminal/status', HOLD_AFTER);
     await red.deploy(flows(sim));
-    await waitFor(() => lineCount(recordsFile) >= BACKLOG / 3, 60000, 'a third of the backlog');
+    await held(hold, 'the held poll');
     await red.deploy(flows(sim)); // full redeploy: every node is closed and started again
     const atRedeploy = lineCount(recordsFile);
     const t = tally(await drainToEnd(), sim);
@@ -107,8 +110,9 @@ describe('reliability: the status poller across redeploy, restart and hard kill 
 
   it('clean restart (SIGINT) in the middle of the drain: nothing lost, nothing repeated', async function () {
     await startRed();
+    const hold = holdCall(sim, 'terminal/status', HOLD_AFTER);
     await red.deploy(flows(sim));
-    await waitFor(() => lineCount(recordsFile) >= BACKLOG / 3, 60000, 'a third of the backlog');
+    await held(hold, 'the held poll');
     const exit = await red.kill('SIGINT');
     const atStop = lineCount(recordsFile);
     assert.ok(atStop < BACKLOG, 'stopped in the middle of the drain');
@@ -123,8 +127,9 @@ describe('reliability: the status poller across redeploy, restart and hard kill 
 
   it("hard kill (SIGKILL) in the middle of the drain, Node-RED's default context settings: nothing lost, at most one reply repeated", async function () {
     await startRed();
+    const hold = holdCall(sim, 'terminal/status', HOLD_AFTER);
     await red.deploy(flows(sim));
-    await waitFor(() => lineCount(recordsFile) >= BACKLOG / 3, 60000, 'a third of the backlog');
+    await held(hold, 'the held poll');
     await red.kill('SIGKILL');
     const before = readRecords(recordsFile);
     const mark = markOnDisk(userDir);

@@ -50,30 +50,33 @@ describe('iotgw-tag-config against the simulator', function () {
 
   it('sends all five parameters from the settings (string, msg, flow, env and JSONata values)', async function () {
     process.env.IOTGW_TEST_CHIPSET = 'nrf52';
-    const n = await load(
-      flow({
-        token: 'mgr-demo-customer', tokenType: 'str',
-        tagId: 'tag', tagIdType: 'msg',
-        serialNumber: 'serial', serialNumberType: 'flow',
-        chipset: 'IOTGW_TEST_CHIPSET', chipsetType: 'env',
-        version: '$string(1 + 1)', versionType: 'jsonata',
-      }),
-      creds,
-    );
-    const out = collect(n.get('out'));
-    n.get('cfg').context().flow.set('serial', 'SN000002');
-    n.get('cfg').receive({ tag: TAG2 });
-    await until(() => out.length === 1);
-    assert.deepEqual(queryOf(sim.server.callsTo('app/tag-config')[0]), {
-      token: 'mgr-demo-customer',
-      tag_id: TAG2,
-      serial_number: 'SN000002',
-      chipset: 'nrf52',
-      version: '2',
-    });
-    assert.equal(out[0].payload.version, 2);
-    assert.equal(out[0].payload.serial_number, 'SN000002');
-    delete process.env.IOTGW_TEST_CHIPSET;
+    try {
+      const n = await load(
+        flow({
+          token: 'mgr-demo-customer', tokenType: 'str',
+          tagId: 'tag', tagIdType: 'msg',
+          serialNumber: 'serial', serialNumberType: 'flow',
+          chipset: 'IOTGW_TEST_CHIPSET', chipsetType: 'env',
+          version: '$string(1 + 1)', versionType: 'jsonata',
+        }),
+        creds,
+      );
+      const out = collect(n.get('out'));
+      n.get('cfg').context().flow.set('serial', 'SN000002');
+      n.get('cfg').receive({ tag: TAG2 });
+      await until(() => out.length === 1);
+      assert.deepEqual(queryOf(sim.server.callsTo('app/tag-config')[0]), {
+        token: 'mgr-demo-customer',
+        tag_id: TAG2,
+        serial_number: 'SN000002',
+        chipset: 'nrf52',
+        version: '2',
+      });
+      assert.equal(out[0].payload.version, 2);
+      assert.equal(out[0].payload.serial_number, 'SN000002');
+    } finally {
+      delete process.env.IOTGW_TEST_CHIPSET; // whatever happens: no other test sees it
+    }
   });
 
   it('lets msg.query add and rename parameters', async function () {
