@@ -15,6 +15,9 @@
  * 1,000 terminals, seconds, the machine's load average, and the floor: what a bare node
  * process reading the same pages with fetch and JSON.parse peaks above its idle. Run it
  * with --terminals 10000 too: a peak that does not grow with the count is what streaming means.
+ * --gc-idle: both processes run with --expose-gc and do a full GC right before their idle
+ * reading (and the Node-RED one before its cold reading), so idle is the settled size and not
+ * wherever the last collection happened to leave RSS.
  */
 const fs = require('node:fs');
 const os = require('node:os');
@@ -38,6 +41,7 @@ const get = async (since) => {
 };
 (async () => {
   await get(); await get();
+  if (global.gc) global.gc();
   await new Promise((r) => setTimeout(r, 1000));
   const idle = rss(); let peak = idle; let since; let n = 0;
   for (;;) { const t = await get(since); if (!t.length) break; n += t.length; since = t[t.length - 1].PrimeID; peak = Math.max(peak, rss()); }
@@ -45,9 +49,9 @@ const get = async (since) => {
 })();
 `;
 
-function floor(url, pageSize) {
+function floor(url, pageSize, gcIdle) {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['-e', FLOOR, url, String(pageSize)], { timeout: 600_000 }, (err, stdout) => (err ? reject(err) : resolve(JSON.parse(stdout))));
+    execFile(process.execPath, [...(gcIdle ? ['--expose-gc'] : []), '-e', FLOOR, url, String(pageSize)], { timeout: 600_000 }, (err, stdout) => (err ? reject(err) : resolve(JSON.parse(stdout))));
   });
 }
 
@@ -68,7 +72,16 @@ async function main() {
   const sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: terminals } });
   sim.server.maxCallLog = 10_000;
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-inv-bench-')), 'pages.txt');
-  const red = await new ChildRed(makeUserDir({ recordsFile: file }), { nodeArgs: (process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean) }).start();
+  // --gc-idle: a full GC (node --expose-gc, reached through an http-in endpoint) right before
+  // each idle reading, in the Node-RED process and in the floor's alike.
+  const gcIdle = process.argv.includes('--gc-idle');
+  const userDir = makeUserDir({ recordsFile: file });
+  if (gcIdle) {
+    const settings = path.join(userDir, 'settings.js');
+    fs.writeFileSync(settings, fs.readFileSync(settings, 'utf8').replace('functionGlobalContext: {', 'functionGlobalContext: { gc: global.gc,'));
+  }
+  const nodeArgs = [...(gcIdle ? ['--expose-gc'] : []), ...(process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean)];
+  const red = await new ChildRed(userDir, { nodeArgs }).start();
   const countOf = (ls) => ls.filter((l) => l.startsWith('page')).reduce((n, l) => n + Number(l.split(' ')[1]), 0);
   const lines = () => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
   try {
@@ -78,6 +91,9 @@ async function main() {
       { id: 'warm', z: 'tab', type: 'inject', props: [{ p: 'payload' }], payload: '{"pageSize":1000}', payloadType: 'json', once: true, onceDelay: 4, wires: [['inv']] },
       { id: 'all', z: 'tab', type: 'inject', props: [{ p: 'payload' }], payload: '', payloadType: 'str', once: true, onceDelay: 10, wires: [['inv']] },
       { id: 'inv', z: 'tab', type: 'iotgw-terminals', gateway: 'gw', pages: 'all', pageSize, wires: [['count']] },
+      { id: 'gcIn', z: 'tab', type: 'http in', url: '/bench-gc', method: 'get', wires: [['gcFn']] },
+      { id: 'gcFn', z: 'tab', type: 'function', func: "const gc = global.get('gc');\nif (gc) gc();\nmsg.payload = gc ? 'gc' : 'no gc';\nreturn msg;", outputs: 1, wires: [['gcOut']] },
+      { id: 'gcOut', z: 'tab', type: 'http response', statusCode: '200', wires: [] },
       {
         id: 'count',
         z: 'tab',
@@ -99,9 +115,17 @@ async function main() {
     };
     // Before any call (deployed, nothing loaded yet), then after one page of 1,000 (undici, the
     // schemas, the account and V8's young generation at the size a page makes it grow to).
+    const gc = async () => {
+      if (!gcIdle) return;
+      const said = await (await fetch(`${red.url}/bench-gc`)).text();
+      if (said !== 'gc') throw new Error(`no GC in the child: ${said}`);
+      await sleep(500);
+    };
     await sleep(1500);
+    await gc();
     const cold = await median();
-    await sleep(5000);
+    await sleep(Math.max(0, 5000 - (gcIdle ? 500 : 0)));
+    await gc();
     const idle = await median();
     const callsBefore = sim.server.callsTo('terminal/inventory').length;
     let peak = idle;
@@ -130,9 +154,10 @@ async function main() {
       loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100),
       floorAboveIdleMb: undefined,
       cpus: os.cpus().length,
+      gcBeforeIdle: gcIdle,
     };
     await red.kill('SIGTERM');
-    const f = await floor(sim.url, pageSize);
+    const f = await floor(sim.url, pageSize, gcIdle);
     out.floorAboveIdleMb = Math.round((f.peak - f.idle) * 10) / 10;
     console.log(`inventory: ${JSON.stringify(out)}`);
     if (process.env.BENCH_NODE_ARGS) console.log(red.output.slice(-6000));

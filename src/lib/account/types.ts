@@ -14,9 +14,9 @@ export type Release = () => void;
 
 /**
  * The account's rate budget: each throttle group's sliding window (SEND, GET, ...) and the
- * cap on requests in flight. Order of use for one call: the concurrency slot first, then the
- * rate slot of its group right before the call leaves; both released when the reply is in
- * (a call's window slot counts from its completion).
+ * cap on requests in flight. Order of use for one call: the rate slot of its group first,
+ * then the concurrency slot (so no concurrency slot waits for a window); both released when
+ * the reply is in (a call's window slot counts from its completion).
  */
 export interface RateBudget {
   /** Waits for one of the account's in-flight slots. Rejects with the signal's reason on abort. */

@@ -97,6 +97,8 @@ export function jsonTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
 export function parseJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
   if (jsonTooDeep(text, maxDepth)) throw new JsonDepthError(maxDepth);
   if (!LONG_NUMBER.test(text)) return JSON.parse(text);
+  const inPlace = parseExactInPlace(text);
+  if (inPlace) return inPlace.value;
   const quoted = quoteUnsafeIntegers(text);
   return quoted === undefined ? losslessJson().parse(text, null, parseNumber) : JSON.parse(quoted);
 }
@@ -111,6 +113,33 @@ function unsafeToken(text: string, from: number, to: number): boolean {
 }
 
 /**
+ * Walks the number tokens of JSON text outside strings: `each(from, digitsEnd, end, integer)`
+ * for every one (digitsEnd: the end of its sign and digits; integer: no fraction or exponent
+ * follows). False for text it cannot walk (an unterminated string, a leading zero).
+ */
+function walkNumbers(text: string, each: (from: number, digitsEnd: number, end: number, integer: boolean) => void): boolean {
+  for (let i = 0, n = text.length; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      i = stringEnd(text, i);
+      if (i < 0) return false;
+    } else if (c === 45 || (c >= 48 && c <= 57)) {
+      let j = i + 1;
+      while (j < n && text.charCodeAt(j) >= 48 && text.charCodeAt(j) <= 57) j++;
+      const e = text.charCodeAt(j);
+      // A leading zero before more digits is no JSON: the exact parser refuses it as before.
+      const first = c === 45 ? i + 1 : i;
+      if (text.charCodeAt(first) === 48 && j - first > 1) return false;
+      let end = j;
+      while (end < n && /[0-9.eE+-]/.test(text[end]!)) end++;
+      each(i, j, end, e !== 46 && e !== 101 && e !== 69);
+      i = end - 1;
+    }
+  }
+  return true;
+}
+
+/**
  * The text with every integer token beyond 2^53 - 1 put in quotes (outside strings), so the
  * native parser gives the exact decimal string that lossless-json and parseNumber gave, with
  * a fraction of the garbage (a 1,000-terminal page made ten times its size in lossless-json's
@@ -119,29 +148,66 @@ function unsafeToken(text: string, from: number, to: number): boolean {
 function quoteUnsafeIntegers(text: string): string | undefined {
   const parts: string[] = [];
   let last = 0;
-  for (let i = 0, n = text.length; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 34) {
-      i = stringEnd(text, i);
-      if (i < 0) return undefined;
-    } else if (c === 45 || (c >= 48 && c <= 57)) {
-      let j = i + 1;
-      while (j < n && text.charCodeAt(j) >= 48 && text.charCodeAt(j) <= 57) j++;
-      const e = text.charCodeAt(j);
-      const integer = e !== 46 && e !== 101 && e !== 69;
-      // A leading zero before more digits is no JSON: the exact parser refuses it as before.
-      const first = c === 45 ? i + 1 : i;
-      if (text.charCodeAt(first) === 48 && j - first > 1) return undefined;
-      if (integer && unsafeToken(text, i, j)) {
-        parts.push(text.slice(last, i), '"', text.slice(i, j), '"');
-        last = j;
-      }
-      while (j < n && /[0-9.eE+-]/.test(text[j]!)) j++;
-      i = j - 1;
+  const walked = walkNumbers(text, (i, j, _end, integer) => {
+    if (integer && unsafeToken(text, i, j)) {
+      parts.push(text.slice(last, i), '"', text.slice(i, j), '"');
+      last = j;
     }
-  }
+  });
+  if (!walked) return undefined;
   parts.push(text.slice(last));
   return parts.join('');
+}
+
+/**
+ * The same result as quoting (every integer token beyond 2^53 - 1 as its exact decimal
+ * string) without a second copy of the text (issue 35: a 1,000-terminal page is 430 kB, and
+ * its copy was most of the inventory's peak over a bare parse): the native parser reads the
+ * text as it is, and one walk of the result puts back each unsafe integer's digits, found by
+ * the double it was rounded to (a reviver did the same at twice the parse's time). Undefined (the caller quotes instead) when that is ambiguous: two different
+ * tokens rounding to one double, or a fraction or exponent form (1e16) landing on one.
+ */
+function parseExactInPlace(text: string): { value: unknown } | undefined {
+  const exact = new Map<number, string>();
+  const others: number[] = [];
+  let ambiguous = false;
+  const walked = walkNumbers(text, (i, j, end, integer) => {
+    if (!integer) {
+      const v = Number(text.slice(i, end));
+      if (Number.isInteger(v) && !Number.isSafeInteger(v)) others.push(v);
+    } else if (unsafeToken(text, i, j)) {
+      const token = text.slice(i, j);
+      const v = Number(token);
+      const seen = exact.get(v);
+      if (seen === undefined) exact.set(v, token);
+      else if (seen !== token) ambiguous = true;
+    }
+  });
+  if (!walked || ambiguous || others.some((v) => exact.has(v))) return undefined;
+  const value: unknown = JSON.parse(text);
+  return { value: exact.size === 0 ? value : putBack(value, exact) };
+}
+
+/** `v` with each number that is one of `exact`'s doubles replaced by its digits, in place (depth bounded by the caller's check). */
+function putBack(v: unknown, exact: Map<number, string>): unknown {
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? v : exact.get(v) ?? v;
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      if (typeof x === 'object' || (typeof x === 'number' && !Number.isSafeInteger(x))) v[i] = putBack(x, exact);
+    }
+    return v;
+  }
+  const o = v as Record<string, unknown>;
+  for (const k of Object.keys(o)) {
+    const x = o[k];
+    if (!(typeof x === 'object' || (typeof x === 'number' && !Number.isSafeInteger(x)))) continue;
+    const y = putBack(x, exact);
+    // An own "__proto__" (JSON.parse makes one) is a data property, not the prototype.
+    if (y !== x) Object.defineProperty(o, k, { value: y, writable: true, enumerable: true, configurable: true });
+  }
+  return o;
 }
 
 /**

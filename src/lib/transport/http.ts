@@ -158,15 +158,20 @@ export class ApiClient {
 
   /**
    * A shared (Redis) gate counts the window across instances and cannot be peeked at: the
-   * concurrency slot first, then the rate slot right before the call leaves (issue 19).
+   * group's rate slot first, then a concurrency slot. Never the other way round: a
+   * concurrency slot held while its call waits seconds for a window (its own group's or,
+   * worse, another's: a status poller's GET) leaves the fleet's other calls without one
+   * when their window opens (issue 35: bench:fleet lost 0.7 s a run to it). A rate slot
+   * held while waiting for a concurrency slot waits one call's time at most, and it counts
+   * from its call's completion anyway (never early).
    */
   private async acquireShared(group: string | undefined, lim: SlidingWindowLimiter, signal: AbortSignal | undefined): Promise<() => void> {
-    const conc = await this.concurrency.acquire(signal);
-    let rate: () => void;
+    const rate = await reportedAcquire(group ?? this.options.defaultGroup ?? '', lim, signal);
+    let conc: () => void;
     try {
-      rate = await reportedAcquire(group ?? this.options.defaultGroup ?? '', lim, signal);
+      conc = await this.concurrency.acquire(signal);
     } catch (err) {
-      conc();
+      rate();
       throw err;
     }
     return releaseOnce(rate, conc);

@@ -113,7 +113,7 @@ describeRedis('Redis account seams (real redis-server)', function (ctx) {
       await b.close();
     });
 
-    it('takes the concurrency slot first, then the rate slot; a waiter honours its AbortSignal', async function () {
+    it('grants a concurrency slot and a rate slot; a waiter honours its AbortSignal', async function () {
       const groups = { GET: { calls: 1, windowMs: 5000 } };
       const a = new RedisRateBudget(conn(), keys, { groups, maxConcurrent: 1, timeoutMs: 5000, marginMs: 0 });
       const relC = await a.acquireConcurrency();

@@ -95,6 +95,39 @@ describe('limits, int64 and config migration (units)', function () {
     }
   });
 
+  it('int64: unsafe integers are put back by the native parser reading the text as it is (no quoted copy); ambiguous texts are quoted as before', function () {
+    const native = JSON.parse;
+    const texts = [];
+    JSON.parse = (...a) => {
+      texts.push(a[0]);
+      return native(...a);
+    };
+    try {
+      // The inventory's case (issue 35): the page's own text goes to the native parser.
+      const page = '{"Terminals":[{"PrimeID":"01000001SKYA001","LastRegistrationMessageID":9009418956849993,"UnitID":1},{"PrimeID":"x","LastRegistrationMessageID":18446744073709551615}]}';
+      assert.deepEqual(parseJson(page), { Terminals: [{ PrimeID: '01000001SKYA001', LastRegistrationMessageID: '9009418956849993', UnitID: 1 }, { PrimeID: 'x', LastRegistrationMessageID: '18446744073709551615' }] });
+      assert.equal(texts.length, 1);
+      assert.equal(texts[0], page, 'parsed in place, not a quoted copy');
+      // Integer-like keys (enumerated before the others) and a repeated key (the last wins): the digits still match.
+      texts.length = 0;
+      const keyed = '{"b":12345678901234567891,"1":98765432109876543210,"b":22345678901234567891}';
+      assert.deepEqual(parseJson(keyed), { 1: '98765432109876543210', b: '22345678901234567891' });
+      assert.deepEqual(texts, [keyed]);
+      // An own "__proto__" stays a data property (not the prototype), as JSON.parse makes it.
+      const proto = parseJson('{"__proto__":9223372036854775807,"a":[{"__proto__":[9223372036854775807]}]}');
+      assert.equal(Object.getPrototypeOf(proto), Object.prototype);
+      assert.deepEqual(Object.getOwnPropertyDescriptor(proto, '__proto__'), { value: '9223372036854775807', writable: true, enumerable: true, configurable: true });
+      assert.deepEqual(Object.getOwnPropertyDescriptor(proto.a[0], '__proto__').value, ['9223372036854775807']);
+      // Two tokens rounding to one double, or an exponent form landing on one: quoted as before, same exact result.
+      texts.length = 0;
+      assert.deepEqual(parseJson('[9007199254740993,9007199254740992]'), ['9007199254740993', '9007199254740992']);
+      assert.deepEqual(parseJson('[9007199254740993,9.007199254740992e15]'), ['9007199254740993', 9007199254740992]);
+      assert.deepEqual(texts, ['["9007199254740993","9007199254740992"]', '["9007199254740993",9.007199254740992e15]']);
+    } finally {
+      JSON.parse = native;
+    }
+  });
+
   it('an old saved gateway config without the newer properties gets their defaults', function () {
     const old = migrateGatewayConfig({ id: 'x', type: 'iotgw-gateway', baseUrl: 'https://gw.example.com' });
     const s = gatewaySettings(old);

@@ -10,7 +10,8 @@
  * - The concurrency cap is a sorted set of leases with a time-to-live, renewed while
  *   held, so a crashed instance frees its slots after `leaseMs`.
  * - A waiter polls with back-off (exactly as long as the window says when it is full of
- *   finished calls) and honours its AbortSignal; while Redis is unreachable it waits up
+ *   finished calls; at most 50 ms apart for a concurrency slot, which a caller waits for
+ *   holding its window's slot: see acquireShared in transport/http.ts) and honours its AbortSignal; while Redis is unreachable it waits up
  *   to `timeoutMs` and then fails with SHARED_STATE.
  */
 import { randomUUID } from 'node:crypto';
@@ -187,7 +188,9 @@ export class RedisRateBudget implements RateBudget {
           busyDelay = 20;
         } else {
           delay = busyDelay + Math.floor(Math.random() * busyDelay);
-          busyDelay = Math.min(250, busyDelay * 2);
+          // A concurrency slot is waited for by calls that hold their window's slot: a
+          // call's time at most, so look again soon; a window busy with calls in flight, slower.
+          busyDelay = Math.min(group ? 250 : 50, busyDelay * 2);
         }
         if (group) this.freeAt.set(group, Date.now() + delay);
         await abortableSleep(delay, ac.signal);
