@@ -10,7 +10,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const net = require('node:net');
 const { helper, until, collect, startSimulator, DEMO_CREDS, ALL_NODES } = require('../helpers/harness');
-const { describeRedis, RedisServer, findRedisServer, cli } = require('../helpers/redis');
+const { describeRedis, RedisServer, findRedisServer, cli, streamBulk } = require('../helpers/redis');
 const { RedFleet, childGateway, statusPoller, waitFor } = require('../helpers/child-red');
 const { redisSettings } = require('../../dist/nodes/iotgw-redis');
 
@@ -146,7 +146,6 @@ describeRedis('iotgw-redis faults (issue 25): keys, token binding, password, rep
 /** A fake Redis: answers the first command of every connection with a 2 GB bulk string, streamed. */
 function hugeReplyServer() {
   const stats = { connections: 0, sentBytes: 0 };
-  const chunk = Buffer.alloc(64 * 1024, 0x61);
   const server = net.createServer((sock) => {
     stats.connections++;
     let started = false;
@@ -154,17 +153,7 @@ function hugeReplyServer() {
     sock.on('data', () => {
       if (started) return;
       started = true;
-      sock.write('$2000000000\r\n');
-      let left = 2_000_000_000;
-      const pump = () => {
-        while (left > 0 && !sock.destroyed) {
-          const n = Math.min(left, chunk.length);
-          left -= n;
-          stats.sentBytes += n;
-          if (!sock.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void sock.once('drain', pump);
-        }
-      };
-      pump();
+      streamBulk(sock, stats);
     });
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, stats, port: server.address().port })));
