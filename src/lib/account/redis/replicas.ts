@@ -43,9 +43,12 @@ export class ReplicaAcks {
   /** See RedisConnection.acknowledged. */
   async acknowledged<T>(what: string, key: string, timeoutMs: number, read?: (p: Pipeline) => void): Promise<T | undefined> {
     const conn = this.conn;
-    const master = conn.master(key) ?? '';
-    const ask = (this.known.get(master) ?? 0) > 0 ? 1 : 0;
+    const before = conn.master(key) ?? '';
+    const ask = (this.known.get(before) ?? 0) > 0 ? 1 : 0;
     const r = await conn.run(what, (c) => this.exchange(c, key, ask, read), { timeoutMs });
+    // The master as it stands after the round trip: before it, during a failover, the connection
+    // may not know one yet (''), and the new master would then be told about twice.
+    const master = conn.master(key) ?? before;
     if (r.replicas === undefined) throw this.unacknowledged(what, 'the node answering is no master (any more)');
     if (this.known.size > 64) this.known.clear();
     // Unknown (ROLE refused): a replica's acknowledgement is needed, as before issue 34.
