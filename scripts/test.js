@@ -119,8 +119,11 @@ function slowest(n) {
     return [];
   }
   fs.rmSync(TIMINGS, { force: true });
-  const rows = lines.map((l) => JSON.parse(l)).sort((a, b) => b.ms - a.ms).slice(0, n);
-  return rows.map((r) => `  ${(r.ms / 1000).toFixed(1).padStart(6)} s  ${r.file}\n`);
+  const all = lines.map((l) => JSON.parse(l)).sort((a, b) => b.ms - a.ms);
+  const sum = all.reduce((a, r) => a + r.ms, 0);
+  const rows = all.slice(0, n).map((r) => `  ${(r.ms / 1000).toFixed(1).padStart(6)} s  ${r.file}\n`);
+  // The sum over all files against the workers' time shows whether the run waits on its long poles.
+  return [...rows, `  ${(sum / 1000).toFixed(0).padStart(6)} s  in all, ${all.length} files (${jobs} workers)\n`];
 }
 
 function run(tier) {
@@ -150,6 +153,22 @@ function run(tier) {
 let jobs;
 let jobsWhy;
 
+/**
+ * The CPU time (user + system, in s) of this runner's ended children and everything they
+ * waited for (mocha, its workers, the Node-RED, Redis and Chromium processes the tests ran):
+ * /proc/self/stat's cutime and cstime. Undefined off Linux. Low against the wall time means
+ * the run waits on timers and servers rather than on the cores.
+ */
+function childrenCpuSeconds() {
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Math.round((Number(fields[13]) + Number(fields[14])) / 100);
+  } catch {
+    return undefined;
+  }
+}
+
 module.exports = { jobsForLoad, otherLoad };
 if (require.main === module) main();
 
@@ -174,7 +193,9 @@ async function main() {
   const slow = slowest(10);
   if (slow.length) process.stdout.write(`\n=== slowest files (wall time in their worker)\n${slow.join('')}`);
   const secs = Math.round((Date.now() - started) / 1000);
-  process.stdout.write(`\n=== all tiers (${secs} s)\n`);
+  const cpu = childrenCpuSeconds();
+  const busy = cpu === undefined ? '' : `, ${cpu} s of CPU in the tests' processes: ${Math.round((100 * cpu) / (secs * cores))}% of ${cores} cores`;
+  process.stdout.write(`\n=== all tiers (${secs} s${busy})\n`);
   process.stdout.write(`  ${sum.passing} passing (all tiers)\n`);
   if (sum.failing) process.stdout.write(`  ${sum.failing} failing (all tiers)\n`);
   if (sum.pending) process.stdout.write(`  ${sum.pending} pending (all tiers)\n`);

@@ -404,7 +404,11 @@ function exampleTests(ed, area, { listed = false } = {}) {
         // Every example starts on a fresh account window of the simulator, as it would on a user's own
         // account: the examples before it share the simulator's demo account, and their GET calls
         // (pollers) would otherwise leave this one waiting out a 60 s window.
-        await fetch(`${nr.simUrl}/_sim/terminal-options`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+        // The application API's windows too (10 calls per 20 s per token: the app examples before
+        // this one would leave it waiting out the window).
+        for (const area of ['terminal-options', 'app-options']) {
+          await fetch(`${nr.simUrl}/_sim/${area}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+        }
         page.errors.length = 0;
         const tabsBefore = await page.evaluate(() => {
           const ids = [];
