@@ -38,6 +38,24 @@ describe('shared editor code (resources/iotgw-editor.js)', function () {
     for (const bad of ['a b', 'x'.repeat(101), 'a=b']) assert.equal(opt.call(node, bad), 'msg:iotgw-x.errors.idParam');
   });
 
+  it("check() with isQueryName: accepts and refuses what iotgw-user's own Query name validator did", function () {
+    // The validator iotgw-user.html had written out before it took the shared one.
+    const before = function (v) {
+      const s = String(v === undefined || v === null ? '' : v);
+      if (/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(s.trim()) || /^[^\s=&#?]{1,200}$/.test(s)) return true;
+      return typeof this._ === 'function' ? this._('iotgw-user.errors.param') : false;
+    };
+    const now = IOTGW.check('iotgw-user', IOTGW.isQueryName, 'param');
+    const values = ['user_id', 'id', 'a.b[0]-c_d', 'ü~!$%', 'x'.repeat(200), 'x'.repeat(201), '', '  ', ' user_id', 'user_id ', 'a b', 'a\tb',
+      'a=b', 'a&b', 'a#b', 'a?b', '${P}', ' ${A_1} ', '${}', '${1A}', 12, 0, null, undefined];
+    for (const v of values) {
+      assert.equal(now.call(node, v), before.call(node, v), `with a catalogue: ${JSON.stringify(v)}`);
+      assert.equal(now.call({}, v), before.call({}, v), `without one: ${JSON.stringify(v)}`);
+    }
+    assert.equal(now.call(node, ' user_id'), 'msg:iotgw-user.errors.param', 'white space around the name is refused, as before');
+    assert.equal(now.call(node, '${USER_PARAM}'), true);
+  });
+
   it('intIn(): integers by value, as the devices and contract validators did', function () {
     const t = IOTGW.intIn(1);
     assert.deepEqual(['1', '1e2', '100', '0', '1.5', 'x', '-3'].map(t), [true, true, true, false, false, false, false]);
