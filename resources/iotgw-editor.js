@@ -44,16 +44,18 @@
         numIn: function (min, max) {
             return function (s) { var n = Number(s); return String(s).trim() !== '' && isFinite(n) && n >= min && n <= max; };
         },
-        /** A query parameter name. */
+        /** A query parameter name (the broker's: idParam, pageParam). */
         isParam: function (s) { return /^[\w.\-[\]]{1,100}$/.test(s); },
+        /** An app API query name (iotgw-user): 1 to 200 characters but white space (in `raw` as given too), =, &, # and ?. */
+        isQueryName: function (s, raw) { return /^[^\s=&#?]{1,200}$/.test(raw === undefined ? s : String(raw)); },
         /**
-         * A validator: '' (when `optional`), ${ENV_VAR}, or `test(value)`; else the message
-         * `<type>.errors.<key>` (with `opts`).
+         * A validator: '' (when `optional`), ${ENV_VAR}, or `test(value, raw)` (the value
+         * trimmed, and as given); else the message `<type>.errors.<key>` (with `opts`).
          */
         check: function (type, test, key, optional, opts) {
             return function (v, _opt) {
                 var s = text(v);
-                if ((optional && s === '') || ENV.test(s) || (s !== '' && test(s))) { return true; }
+                if ((optional && s === '') || ENV.test(s) || (s !== '' && test(s, v))) { return true; }
                 return say(this, type, key, opts);
             };
         },

@@ -25,6 +25,18 @@ function load(templates = {}) {
 
 const node = { _: (k) => `msg:${k}` };
 
+/** The definition nodes/<type>.html registers, its inline scripts run after the shared file (as Node-RED loads them). */
+function definition(type) {
+  const html = fs.readFileSync(path.join(__dirname, '..', '..', 'nodes', `${type}.html`), 'utf8');
+  const defs = {};
+  const RED = { nodes: { registerType: (t, d) => (defs[t] = d) }, validators: { typedInput: () => () => true } };
+  const ctx = vm.createContext({ window: {}, document: { querySelector: () => null }, RED });
+  vm.runInContext(fs.readFileSync(FILE, 'utf8'), ctx);
+  ctx.IOTGW = ctx.window.IOTGW;
+  for (const [, src] of html.matchAll(/<script type="text\/javascript">([\s\S]*?)<\/script>/g)) vm.runInContext(src, ctx);
+  return defs[type];
+}
+
 describe('shared editor code (resources/iotgw-editor.js)', function () {
   const { IOTGW } = load();
 
@@ -36,6 +48,65 @@ describe('shared editor code (resources/iotgw-editor.js)', function () {
     const opt = IOTGW.check('iotgw-x', IOTGW.isParam, 'idParam', true);
     for (const ok of ['', '  ', 'id', 'a.b[0]-c_d', '${P}']) assert.equal(opt.call(node, ok), true, `accepts ${JSON.stringify(ok)}`);
     for (const bad of ['a b', 'x'.repeat(101), 'a=b']) assert.equal(opt.call(node, bad), 'msg:iotgw-x.errors.idParam');
+  });
+
+  it("check() with isQueryName: accepts and refuses what iotgw-user's own Query name validator did", function () {
+    // The validator iotgw-user.html had written out before it took the shared one.
+    const before = function (v) {
+      const s = String(v === undefined || v === null ? '' : v);
+      if (/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(s.trim()) || /^[^\s=&#?]{1,200}$/.test(s)) return true;
+      return typeof this._ === 'function' ? this._('iotgw-user.errors.param') : false;
+    };
+    const now = IOTGW.check('iotgw-user', IOTGW.isQueryName, 'param');
+    const values = ['user_id', 'id', 'a.b[0]-c_d', 'ü~!$%', 'x'.repeat(200), 'x'.repeat(201), '', '  ', ' user_id', 'user_id ', 'a b', 'a\tb',
+      'a=b', 'a&b', 'a#b', 'a?b', '${P}', ' ${A_1} ', '${}', '${1A}', 12, 0, null, undefined];
+    for (const v of values) {
+      assert.equal(now.call(node, v), before.call(node, v), `with a catalogue: ${JSON.stringify(v)}`);
+      assert.equal(now.call({}, v), before.call({}, v), `without one: ${JSON.stringify(v)}`);
+    }
+    assert.equal(now.call(node, ' user_id'), 'msg:iotgw-user.errors.param', 'white space around the name is refused, as before');
+    assert.equal(now.call(node, '${USER_PARAM}'), true);
+  });
+
+  it('the dialogs that took the shared oneOf() and check() accept and refuse what their own validators did', function () {
+    const say = (type) => function (key, opts) { return typeof this._ === 'function' ? this._(`${type}.errors.${key}`, opts) : false; };
+    const tagSay = say('iotgw-tag-list');
+    const ENV = /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/;
+    const text = (v) => String(v === undefined || v === null ? '' : v).trim();
+    // The validators the files had written out before.
+    const before = {
+      'iotgw-lorawan-devices': {
+        receivable: (v) => v === '' || v === 'true' || v === 'false',
+        pages: (v) => v === undefined || v === '' || v === 'one' || v === 'all',
+      },
+      'iotgw-lorawan-contract': { operation: (v) => v === 'create' || v === 'list' },
+      'iotgw-tag-list': {
+        pages: function (v) { return v === undefined || v === '' || v === 'one' || v === 'all' || tagSay.call(this, 'walk'); },
+        walk: function (v) { return v === undefined || v === '' || v === 'page' || v === 'all' || tagSay.call(this, 'walk'); },
+        page: optInt(1, 1000000), pageSize: optInt(1, 10000), perPage: optInt(1, 10000), offset: optInt(0, 1000000000),
+        maxPages: function (v) {
+          const s = text(v);
+          return ENV.test(s) || (/^\d+$/.test(s) && Number(s) >= 1 && Number(s) <= 1000000) || tagSay.call(this, 'maxPages');
+        },
+      },
+    };
+    function optInt(min, max) {
+      return function (v) {
+        const s = text(v);
+        if (s === '' || ENV.test(s)) return true;
+        return (/^-?\d+$/.test(s) && Number(s) >= min && Number(s) <= max) || tagSay.call(this, 'optInt', { min, max });
+      };
+    }
+    const values = [undefined, null, '', ' ', 'one', 'all', 'page', 'ALL', 'true', 'false', true, false, 'create', 'list', 'x', '0', '1', ' 7 ',
+      '-1', '-0', '1e3', '10.0', '0x10', '1000000', '1000001', '10000', '10001', '1000000000', '1000000001', 5, 0, '${N}', ' ${N_1} ', '${}'];
+    for (const [type, fields] of Object.entries(before)) {
+      const d = definition(type);
+      for (const [k, old] of Object.entries(fields)) {
+        for (const v of values) {
+          for (const n of [node, {}]) assert.deepEqual(d.defaults[k].validate.call(n, v, {}), old.call(n, v), `${type}.${k}: ${JSON.stringify(v)}`);
+        }
+      }
+    }
   });
 
   it('intIn(): integers by value, as the devices and contract validators did', function () {
