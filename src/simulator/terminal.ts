@@ -80,6 +80,7 @@ export class TerminalGateway implements TerminalContext {
   constructor(options: Partial<TerminalOptions> = {}, fleet: Partial<FleetOptions> = {}) {
     this.options = { ...DEFAULT_TERMINAL_OPTIONS, ...options };
     this.fleet = new Fleet(fleet);
+    this.fleet.now = () => this.now();
     this.info = new TerminalInfoCalls(this);
     this.access = new TerminalAccess(this);
     this.feed = new StatusFeed(this);
@@ -190,6 +191,15 @@ export class TerminalGateway implements TerminalContext {
    */
   crowdTerminalUpdates(count: number, opts: { sec?: number; from?: number } = {}): string[] {
     return this.fleet.crowd(count, opts.sec ?? Math.floor(this.now() / 1000), opts.from);
+  }
+
+  /**
+   * Late arrivals of the terminal-updates feed: `count` fleet terminals (from index `from`)
+   * re-register in second `sec` (default now), visible only `afterMs` (default 2000) from now
+   * or at `fleet.releaseLate()`: then in `sec`, a second a poll may already have read.
+   */
+  lateTerminalUpdates(count: number, opts: { sec?: number; from?: number; afterMs?: number } = {}): string[] {
+    return this.fleet.crowdLate(count, opts.sec ?? Math.floor(this.now() / 1000), opts.from ?? 0, this.now() + (opts.afterMs ?? 2000));
   }
 
   /** Suspends (or resumes) a terminal's service: to_multiple then refuses it with ErrorID 21786. */
