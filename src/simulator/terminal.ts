@@ -115,7 +115,7 @@ export class TerminalGateway implements TerminalContext {
 
   /** Applies `change` to fleet terminal `id` now, and to the gateway's record of it when it holds one. */
   fleetChange(id: string, change: FleetChange): void {
-    const s = this.fleet.update(id, change, Math.floor(this.now() / 1000));
+    const s = this.fleet.update(id, change, this.updateSec());
     const held = (this.terminals as TerminalMap<Terminal>).peek(id);
     if (!s || !held) return;
     held.mode = s.mode;
@@ -127,7 +127,12 @@ export class TerminalGateway implements TerminalContext {
   terminalChanged(term: Terminal): void {
     const s = this.fleet.get(term.id);
     if (!s || (s.mode === term.mode && s.wakeCode === term.wakeup)) return;
-    this.fleet.update(term.id, { mode: term.mode, wakeCode: term.wakeup }, Math.floor(this.now() / 1000));
+    this.fleet.update(term.id, { mode: term.mode, wakeCode: term.wakeup }, this.updateSec());
+  }
+
+  /** The UpdateUTC second of a change made now (`lateUpdatesBySeconds` back). */
+  private updateSec(): number {
+    return Math.floor(this.now() / 1000) - Math.max(0, this.options.lateUpdatesBySeconds);
   }
 
   /** Makes the next message IDs start at `id` (for example near 2^63 - 1). */
@@ -207,7 +212,7 @@ export class TerminalGateway implements TerminalContext {
     const term = this.terminals.get(id);
     if (!term) return false;
     term.suspended = suspended;
-    if (this.fleet.get(id)) this.fleet.update(id, { suspended }, Math.floor(this.now() / 1000));
+    if (this.fleet.get(id)) this.fleet.update(id, { suspended }, this.updateSec());
     return true;
   }
 

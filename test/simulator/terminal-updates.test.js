@@ -123,6 +123,25 @@ describe('the simulator: info/terminal_updates', function () {
     assert.equal(sim.terminal.fleet.lateCount, 0, 'nothing left waiting; nothing refused was seeded');
   });
 
+  it('late updates for every change (terminal option lateUpdatesBySeconds, --late-update-seconds): UpdateUTC N s back', async function () {
+    const { parseArgs } = require('../../dist/simulator/cli');
+    assert.deepEqual(parseArgs(['--late-update-seconds', '30']).terminal, { lateUpdatesBySeconds: 30 });
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: 500 } });
+    const id = sim.terminal.fleet.primeId(7);
+    const options = await (await fetch(`${sim.url}/_sim/terminal-options`, { method: 'POST', body: JSON.stringify({ lateUpdatesBySeconds: 30 }) })).json();
+    assert.equal(options.lateUpdatesBySeconds, 30);
+    const before = Math.floor(Date.now() / 1000);
+    sim.terminal.fleetChange(id, { mode: 1, wakeCode: 2 });
+    const after = Math.floor(Date.now() / 1000);
+    const r = await updates(sim, utc(before - 31));
+    const mine = r.Terminals.find((t) => t.PrimeID === id);
+    assert.ok(mine && mine.LastOperationMode === 1, 'the change is served');
+    assert.ok(mine.UpdateUTC >= utc(before - 30) && mine.UpdateUTC <= utc(after - 30), `30 s back (${mine.UpdateUTC}, now ${utc(after)})`);
+    sim.terminal.configure({ lateUpdatesBySeconds: 0 });
+    sim.terminal.fleetChange(id, { mode: 0, wakeCode: 0 });
+    assert.ok((await updates(sim, utc(before))).Terminals.some((t) => t.PrimeID === id && t.LastOperationMode === 0), 'off: at once, now');
+  });
+
   it('a fleet can start with a crowded second in its history (fleet option crowdedSecond)', async function () {
     sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: 2500, crowdedSecond: 700 } });
     const all = await readAll(sim, '2000-01-01 00:00:00');
