@@ -15,6 +15,11 @@
  * terminal-updates feed (`updatesFrom`) yields every terminal once, at its current
  * `UpdateUTC`, oldest first. Terminals added by hand (`_sim/terminals`, unknown destinations
  * accepted) join the fleet as extras.
+ *
+ * Late arrivals (`crowdLate`, off unless asked for): a registration in a past second that
+ * becomes visible only later (at its time by the fleet's clock, or at `releaseLate()`); until
+ * then the terminal is as it was, and then its record lands in that past second, which a poll
+ * may already have read, as the real gateway's late records do (real-services.md).
  */
 import { FeedLog, formatUtc } from './feed';
 import { DEFAULT_TERMINALS, WAKEUP_SECONDS } from './terminal-model';
@@ -84,6 +89,13 @@ interface ChangeEvent {
   seq: number;
 }
 
+/** A registration in second `sec` not visible before `visibleAt` (ms). */
+interface LateChange {
+  id: string;
+  sec: number;
+  visibleAt: number;
+}
+
 export class Fleet {
   readonly options: FleetOptions;
   /** The second the fleet's history is counted back from. */
@@ -94,6 +106,10 @@ export class Fleet {
   private byUpdate: Int32Array | undefined;
   private seq = 0;
   private nextRegMsgId = 90_000_000_000n;
+  private late: LateChange[] = [];
+  private nextLateAt = Infinity;
+  /** The clock late registrations become visible by (the gateway sets its own). */
+  now: () => number = Date.now;
 
   constructor(options: Partial<FleetOptions> = {}, nowMs = Date.now()) {
     this.options = { ...DEFAULT_FLEET_OPTIONS, ...options };
@@ -127,6 +143,7 @@ export class Fleet {
 
   /** A terminal of the fleet (generated or extra) as it is now. */
   get(id: string): FleetState | undefined {
+    this.releaseLate(this.now());
     const i = this.indexOf(id);
     if (i >= 0) return this.at(i);
     const x = this.extras.get(id);
@@ -185,6 +202,7 @@ export class Fleet {
    * (exclusive; none: from the first), in PrimeID order, those `visible` only.
    */
   page(sinceId: string | undefined, pageSize: number, visible: (s: FleetState) => boolean): FleetState[] {
+    this.releaseLate(this.now());
     const out: FleetState[] = [];
     const extras = [...this.extras.keys()].filter((id) => sinceId === undefined || id > sinceId).sort();
     let i = sinceId === undefined ? 0 : this.firstAfter(sinceId);
@@ -226,6 +244,7 @@ export class Fleet {
    * (terminals never changed here, then within a second those changed here in their order).
    */
   *updatesFrom(fromSec: number): Generator<FleetState & { sec: number }> {
+    this.releaseLate(this.now());
     const order = this.updateOrder();
     const base = this.baseFrom(order, fromSec);
     const live = this.liveFrom(fromSec);
@@ -272,14 +291,42 @@ export class Fleet {
    * the fleet's size, since each terminal is in the feed once) re-register in second `sec`.
    */
   crowd(count: number, sec: number, from = 0): string[] {
-    const n = Math.min(Math.max(0, Math.floor(count)), this.size);
-    const ids: string[] = [];
-    for (let k = 0; k < n; k++) {
-      const id = this.primeId((from + k) % this.size);
-      this.register(id, sec);
-      ids.push(id);
-    }
+    const ids = this.pick(count, from);
+    for (const id of ids) this.register(id, sec);
     return ids;
+  }
+
+  /**
+   * Late arrivals: `count` terminals (generated ones from index `from`, wrapping) re-register
+   * in second `sec`, visible only from `visibleAtMs` on (or at `releaseLate()`); then each
+   * record lands in `sec`, a second a poll may already have read.
+   */
+  crowdLate(count: number, sec: number, from: number, visibleAtMs: number): string[] {
+    const ids = this.pick(count, from);
+    for (const id of ids) this.late.push({ id, sec, visibleAt: visibleAtMs });
+    if (ids.length) this.nextLateAt = Math.min(this.nextLateAt, visibleAtMs);
+    return ids;
+  }
+
+  /** Late registrations not visible yet. */
+  get lateCount(): number {
+    return this.late.length;
+  }
+
+  /** Makes visible the late registrations due at `nowMs` (default: all of them now); how many. */
+  releaseLate(nowMs = Infinity): number {
+    if (nowMs < this.nextLateAt) return 0;
+    const due = this.late.filter((l) => l.visibleAt <= nowMs);
+    this.late = this.late.filter((l) => l.visibleAt > nowMs);
+    this.nextLateAt = this.late.reduce((m, l) => Math.min(m, l.visibleAt), Infinity);
+    for (const l of due) this.register(l.id, l.sec);
+    return due.length;
+  }
+
+  /** PrimeIDs of `count` generated terminals from index `from`, wrapping (at most the fleet's size). */
+  private pick(count: number, from: number): string[] {
+    const n = Math.min(Math.max(0, Math.floor(count)), this.size);
+    return Array.from({ length: n }, (_, k) => this.primeId((from + k) % this.size));
   }
 
   /** A deterministic number in [0, 1) for `i` and `salt` (the demo's choices). */

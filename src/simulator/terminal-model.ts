@@ -106,6 +106,12 @@ export interface TerminalOptions {
    * it lands in a second that a poll may already have read (the real gateway's late records).
    */
   lateBySeconds: number;
+  /**
+   * A terminal's change (a mode message delivered, the living fleet's changes) gets an
+   * UpdateUTC this many seconds back (0: now), so info/terminal_updates serves it late, in a
+   * second a poll may already have read. For a few late ones at once: `/_sim/terminal-updates` `lateCount`.
+   */
+  lateUpdatesBySeconds: number;
   /** Not real, kind: serve a second only once it is complete. Off; no poller test uses it. */
   completedSecondsOnly: boolean;
   /**
@@ -156,6 +162,7 @@ export const DEFAULT_TERMINAL_OPTIONS: TerminalOptions = {
   failedId: 'omit',
   emptyNextFromUTC: 'null',
   lateBySeconds: 0,
+  lateUpdatesBySeconds: 0,
   completedSecondsOnly: false,
   throttleAs: 'http',
   throttleNext: 0,

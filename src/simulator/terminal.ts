@@ -80,6 +80,7 @@ export class TerminalGateway implements TerminalContext {
   constructor(options: Partial<TerminalOptions> = {}, fleet: Partial<FleetOptions> = {}) {
     this.options = { ...DEFAULT_TERMINAL_OPTIONS, ...options };
     this.fleet = new Fleet(fleet);
+    this.fleet.now = () => this.now();
     this.info = new TerminalInfoCalls(this);
     this.access = new TerminalAccess(this);
     this.feed = new StatusFeed(this);
@@ -114,7 +115,7 @@ export class TerminalGateway implements TerminalContext {
 
   /** Applies `change` to fleet terminal `id` now, and to the gateway's record of it when it holds one. */
   fleetChange(id: string, change: FleetChange): void {
-    const s = this.fleet.update(id, change, Math.floor(this.now() / 1000));
+    const s = this.fleet.update(id, change, this.updateSec());
     const held = (this.terminals as TerminalMap<Terminal>).peek(id);
     if (!s || !held) return;
     held.mode = s.mode;
@@ -126,7 +127,12 @@ export class TerminalGateway implements TerminalContext {
   terminalChanged(term: Terminal): void {
     const s = this.fleet.get(term.id);
     if (!s || (s.mode === term.mode && s.wakeCode === term.wakeup)) return;
-    this.fleet.update(term.id, { mode: term.mode, wakeCode: term.wakeup }, Math.floor(this.now() / 1000));
+    this.fleet.update(term.id, { mode: term.mode, wakeCode: term.wakeup }, this.updateSec());
+  }
+
+  /** The UpdateUTC second of a change made now (`lateUpdatesBySeconds` back). */
+  private updateSec(): number {
+    return Math.floor(this.now() / 1000) - Math.max(0, this.options.lateUpdatesBySeconds);
   }
 
   /** Makes the next message IDs start at `id` (for example near 2^63 - 1). */
@@ -192,12 +198,21 @@ export class TerminalGateway implements TerminalContext {
     return this.fleet.crowd(count, opts.sec ?? Math.floor(this.now() / 1000), opts.from);
   }
 
+  /**
+   * Late arrivals of the terminal-updates feed: `count` fleet terminals (from index `from`)
+   * re-register in second `sec` (default now), visible only `afterMs` (default 2000) from now
+   * or at `fleet.releaseLate()`: then in `sec`, a second a poll may already have read.
+   */
+  lateTerminalUpdates(count: number, opts: { sec?: number; from?: number; afterMs?: number } = {}): string[] {
+    return this.fleet.crowdLate(count, opts.sec ?? Math.floor(this.now() / 1000), opts.from ?? 0, this.now() + (opts.afterMs ?? 2000));
+  }
+
   /** Suspends (or resumes) a terminal's service: to_multiple then refuses it with ErrorID 21786. */
   suspend(id: string, suspended = true): boolean {
     const term = this.terminals.get(id);
     if (!term) return false;
     term.suspended = suspended;
-    if (this.fleet.get(id)) this.fleet.update(id, { suspended }, Math.floor(this.now() / 1000));
+    if (this.fleet.get(id)) this.fleet.update(id, { suspended }, this.updateSec());
     return true;
   }
 

@@ -3,7 +3,8 @@
  * `iotgw-terminal-updates` (issue 35) in a real Node-RED runtime against the simulator's
  * `info/terminal_updates` (FromUTC inclusive, 500 a reply, each terminal once at its current
  * UpdateUTC, a fleet of terminals generated over 30 days): the whole fleet once, a crowded
- * second, a change after the drain, a restart mid-drain, batch mode, a malformed record,
+ * second, a change after the drain, late arrivals into a second already read (the
+ * simulator's `lateCount`), a restart mid-drain, batch mode, a malformed record,
  * the control input and a bad feed name.
  */
 const assert = require('node:assert/strict');
@@ -104,6 +105,48 @@ describe('iotgw-terminal-updates against the simulator', function () {
     assert.equal(out[1].topic, id);
     assert.equal(out[1].payload.LastOperationMode, 1);
     assert.ok(out[1].payload.UpdateUTC >= out[0].payload.UpdateUTC);
+  });
+
+  it('late arrivals into the second already read (simulator lateCount over /_sim): each update once, the late ones too', async function () {
+    const ctl = async (b) => {
+      const r = await fetch(`${sim.url}/_sim/terminal-updates`, { method: 'POST', body: JSON.stringify(b) });
+      assert.equal(r.status, 200, JSON.stringify(b));
+      return r.json();
+    };
+    // The fleet's own updates are all at least a minute old: from 40 s back, only these.
+    const n = await load(nodeFlow(sim, updatesNode({ startFrom: utc(nowSec() - 40) })));
+    const out = collect(n.get('out'));
+    const caught = collect(n.get('caught'));
+    const sec = nowSec() - 10;
+    // 300 in the second before and 300 in `sec`: two replies, the second of them all `sec`.
+    await ctl({ count: 300, sec: sec - 1, from: 0 });
+    const seeded = await ctl({ count: 300, sec, from: 300, lateCount: 7, lateAfterMs: 600_000 });
+    const late = seeded.late;
+    assert.equal(late.length, 7);
+    const poll = async (what) => {
+      const before = calls().length;
+      n.get('tu').receive({ payload: 'poll' });
+      await until(() => calls().length > before, 10000, what);
+      await sleep(100);
+    };
+    await poll('the first poll');
+    await until(() => out.length === 600, 20000, 'the 600 on time');
+    await poll('a poll with nothing new');
+    assert.equal(out.length, 600, 'nothing again');
+    assert.ok(!out.some((m) => late.includes(m.topic)), 'the late ones were not visible yet');
+    const lastFrom = new URLSearchParams(calls().at(-1).query).get('FromUTC');
+    assert.equal(lastFrom, utc(sec), 'the mark is on the second the late ones land in');
+    assert.equal((await ctl({ release: true })).released, 7);
+    await poll('the poll after the late arrivals');
+    await until(() => out.length === 607, 10000, 'the 7 late updates');
+    await poll('one more poll');
+    await sleep(200);
+    const keys = out.map((m) => `${m.topic}|${m.payload.UpdateUTC}`);
+    assert.equal(out.length, 607, 'each update once');
+    assert.equal(new Set(keys).size, 607, 'none twice');
+    assert.deepEqual(out.slice(600).map((m) => m.topic), late, 'the late ones after the others');
+    assert.ok(out.slice(600).every((m) => m.payload.UpdateUTC === utc(sec) && m.payload.IsRegistered === 1), 'in the second already read');
+    assert.equal(caught.length, 0);
   });
 
   it('a runtime restart mid-drain (the mark in its file under the user directory): every terminal once in all', async function () {

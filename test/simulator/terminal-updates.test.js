@@ -2,7 +2,8 @@
 /**
  * The simulator's info/terminal_updates over loopback HTTP: a FromUTC feed like the other two
  * (inclusive, one-second resolution, NextFromUTC the second of the last record), each record
- * the terminal's current state, and crowded seconds with more updates than a reply holds.
+ * the terminal's current state, crowded seconds with more updates than a reply holds, and
+ * late arrivals (updates that become visible in a second already read).
  */
 const assert = require('node:assert/strict');
 const { startSimulator } = require('../../dist/simulator');
@@ -81,6 +82,64 @@ describe('the simulator: info/terminal_updates', function () {
     assert.equal(all.length, 2500);
     const tooMany = await fetch(`${sim.url}/_sim/terminal-updates`, { method: 'POST', body: JSON.stringify({ count: 2501 }) });
     assert.equal(tooMany.status, 400, 'each terminal is in the feed once: at most the fleet');
+  });
+
+  it('late arrivals: lateCount updates become visible later in a second already read (release, or lateAfterMs)', async function () {
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: 1000 } });
+    const ctl = async (b) => {
+      const r = await fetch(`${sim.url}/_sim/terminal-updates`, { method: 'POST', body: JSON.stringify(b) });
+      return { status: r.status, body: await r.json() };
+    };
+    const sec = Math.floor(Date.now() / 1000) - 5;
+    const seeded = await ctl({ count: 20, sec, lateCount: 5, lateAfterMs: 600_000 });
+    assert.equal(seeded.status, 200);
+    assert.equal(seeded.body.updated, 20);
+    assert.equal(seeded.body.waiting, 5);
+    const late = seeded.body.late;
+    assert.deepEqual(late, Array.from({ length: 5 }, (_, k) => sim.terminal.fleet.primeId(20 + k)), 'the next terminals after the 20');
+    const before = await updates(sim, utc(sec));
+    assert.equal(before.Terminals.length, 20, 'the late ones are not visible yet');
+    assert.ok(!before.Terminals.some((t) => late.includes(t.PrimeID)));
+    const asWas = await (await fetch(`${sim.url}/api/v1.0/info/terminal?PrimeID=${late[0]}`, { headers: DEMO })).json();
+    assert.ok(asWas.Terminal.UpdateUTC < utc(sec), 'until then the terminal is as it was');
+    const released = await ctl({ release: true });
+    assert.deepEqual([released.body.released, released.body.waiting], [5, 0]);
+    const after = await updates(sim, utc(sec));
+    assert.equal(after.Terminals.length, 25, 'the second already read now holds the late ones too');
+    assert.deepEqual(after.Terminals.slice(20).map((t) => t.PrimeID), late, 'in that second, after those seen before');
+    assert.ok(after.Terminals.every((t) => t.UpdateUTC === utc(sec) && t.IsRegistered === 1));
+    assert.equal(after.NextFromUTC, utc(sec));
+    // By the clock: visible lateAfterMs from now, in lateSec.
+    const timed = await ctl({ lateCount: 3, from: 100, lateSec: sec - 2, lateAfterMs: 300 });
+    assert.deepEqual([timed.body.updated, timed.body.late.length], [0, 3]);
+    let seen = [];
+    for (const end = Date.now() + 30_000; seen.length < 3 && Date.now() < end; await new Promise((res) => setTimeout(res, 50))) {
+      seen = (await updates(sim, utc(sec - 2))).Terminals.filter((t) => t.UpdateUTC === utc(sec - 2));
+    }
+    assert.deepEqual(seen.map((t) => t.PrimeID), timed.body.late, 'visible by the clock, in their past second');
+    for (const bad of [{}, { count: 0 }, { count: 990, lateCount: 20 }, { lateCount: -1, count: 1 }, { lateCount: 1, lateAfterMs: -1 }, { lateCount: 1, lateSec: 1.5 }]) {
+      assert.equal((await ctl(bad)).status, 400, JSON.stringify(bad));
+    }
+    assert.equal(sim.terminal.fleet.lateCount, 0, 'nothing left waiting; nothing refused was seeded');
+  });
+
+  it('late updates for every change (terminal option lateUpdatesBySeconds, --late-update-seconds): UpdateUTC N s back', async function () {
+    const { parseArgs } = require('../../dist/simulator/cli');
+    assert.deepEqual(parseArgs(['--late-update-seconds', '30']).terminal, { lateUpdatesBySeconds: 30 });
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: 500 } });
+    const id = sim.terminal.fleet.primeId(7);
+    const options = await (await fetch(`${sim.url}/_sim/terminal-options`, { method: 'POST', body: JSON.stringify({ lateUpdatesBySeconds: 30 }) })).json();
+    assert.equal(options.lateUpdatesBySeconds, 30);
+    const before = Math.floor(Date.now() / 1000);
+    sim.terminal.fleetChange(id, { mode: 1, wakeCode: 2 });
+    const after = Math.floor(Date.now() / 1000);
+    const r = await updates(sim, utc(before - 31));
+    const mine = r.Terminals.find((t) => t.PrimeID === id);
+    assert.ok(mine && mine.LastOperationMode === 1, 'the change is served');
+    assert.ok(mine.UpdateUTC >= utc(before - 30) && mine.UpdateUTC <= utc(after - 30), `30 s back (${mine.UpdateUTC}, now ${utc(after)})`);
+    sim.terminal.configure({ lateUpdatesBySeconds: 0 });
+    sim.terminal.fleetChange(id, { mode: 0, wakeCode: 0 });
+    assert.ok((await updates(sim, utc(before))).Terminals.some((t) => t.PrimeID === id && t.LastOperationMode === 0), 'off: at once, now');
   });
 
   it('a fleet can start with a crowded second in its history (fleet option crowdedSecond)', async function () {
