@@ -6,6 +6,7 @@
  *   node scripts/test.js            every test, in parallel workers
  *   node scripts/test.js --unit     the unit tier only (seconds: no Node-RED runtime started)
  *   node scripts/test.js --failover the Redis failover tests alone (npm run test:failover; npm test runs them too)
+ *   node scripts/test.js --lint     also ESLint over the tree, beside the tests (npm test)
  *   node scripts/test.js --jobs 3   workers (default: IOTGW_TEST_JOBS, else 3 per core less the other
  *                                   work on the machine, at least 2: see jobsForLoad)
  *
@@ -30,6 +31,7 @@ const MOCHA = require.resolve('mocha/bin/mocha.js', { paths: [ROOT] });
 
 const args = process.argv.slice(2);
 const unitOnly = args.includes('--unit');
+const withLint = args.includes('--lint');
 const jobsAt = args.indexOf('--jobs');
 const cores = os.availableParallelism ? os.availableParallelism() : os.cpus().length;
 const jobsAsked = jobsAt >= 0 ? Number(args[jobsAt + 1]) : Number(process.env.IOTGW_TEST_JOBS) || undefined;
@@ -126,6 +128,26 @@ function slowest(n) {
   return [...rows, `  ${(sum / 1000).toFixed(0).padStart(6)} s  in all, ${all.length} files (${jobs} workers)\n`];
 }
 
+/**
+ * --lint: ESLint over the tree beside the tests (npm test): the tests leave about half of two
+ * cores idle while they wait on servers and timers, so lint costs no wall time there. Its own
+ * process is left out of coverage (NODE_V8_COVERAGE unset). Resolves to {code, output}.
+ */
+function lint() {
+  return new Promise((resolve) => {
+    const env = { ...process.env };
+    delete env.NODE_V8_COVERAGE;
+    // eslint's package exports leave out its bin: found beside its main module (lib/api.js).
+    const bin = path.join(path.dirname(require.resolve('eslint', { paths: [ROOT] })), '..', 'bin', 'eslint.js');
+    const child = spawn(process.execPath, [bin, '.'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('error', (err) => resolve({ code: 1, output: String(err) }));
+    child.on('close', (code) => resolve({ code, output }));
+  });
+}
+
 function run(tier) {
   return new Promise((resolve) => {
     // .mocharc.json's settings but its spec list (mocha would add that list to the files named here).
@@ -183,6 +205,7 @@ async function main() {
     jobsWhy = `other work: ${load.toFixed(1)} threads ready to run on ${cores} cores, load average ${os.loadavg()[0].toFixed(1)}`;
   }
   let code = 0;
+  const linted = withLint ? lint() : undefined;
   const sum = { passing: 0, failing: 0, pending: 0 };
   for (const tier of tiers) {
     if (!tier.files.length) continue;
@@ -190,11 +213,16 @@ async function main() {
     for (const k of Object.keys(sum)) sum[k] += r[k];
     if (r.code !== 0) code = r.code || 1;
   }
+  if (linted) {
+    const l = await linted;
+    process.stdout.write(`\n=== lint (eslint ., beside the tests): ${l.code === 0 ? 'clean' : 'FAILED'}\n${l.output}`);
+    if (l.code !== 0) code = code || 1;
+  }
   const slow = slowest(10);
   if (slow.length) process.stdout.write(`\n=== slowest files (wall time in their worker)\n${slow.join('')}`);
   const secs = Math.round((Date.now() - started) / 1000);
   const cpu = childrenCpuSeconds();
-  const busy = cpu === undefined ? '' : `, ${cpu} s of CPU in the tests' processes: ${Math.round((100 * cpu) / (secs * cores))}% of ${cores} cores`;
+  const busy = cpu === undefined ? '' : `, ${cpu} s of CPU in the run's child processes: ${Math.round((100 * cpu) / (secs * cores))}% of ${cores} cores`;
   process.stdout.write(`\n=== all tiers (${secs} s${busy})\n`);
   process.stdout.write(`  ${sum.passing} passing (all tiers)\n`);
   if (sum.failing) process.stdout.write(`  ${sum.failing} failing (all tiers)\n`);

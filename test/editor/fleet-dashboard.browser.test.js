@@ -107,10 +107,13 @@ if (!withoutChromium(TITLE)) {
         return r.allReported && r;
       }, 120000, 'every mover of the living fleet to report once');
       const all = new Set((await demo.ask('fleet', 'fleet')).fleet);
+      let seen = {};
       const got = await poll(async () => {
-        const m = await markers();
+        const m = (seen = await markers());
         return reporters.every((id) => id in m) && m;
-      }, 120000, `a marker for each reporting terminal (${reporters.length})`);
+      }, 120000, `a marker for each reporting terminal (${reporters.length})`).catch((err) => {
+        throw new Error(`${err.message}; none yet for ${reporters.filter((id) => !(id in seen)).join(', ')}`);
+      });
       for (const name of Object.keys(got)) assert.ok(all.has(name), `${name} is a terminal of the simulator`);
       for (const [name, [lat, lng]] of Object.entries(got)) assert.ok(Math.abs(lat) <= 90 && Math.abs(lng) <= 180, `${name}: ${lat}, ${lng}`);
     });

@@ -88,8 +88,8 @@ describe('the suite itself', function () {
     assert.equal(jobsForLoad(16, 1), 47);
   });
 
-  it('takes the workers asked for (--jobs, IOTGW_TEST_JOBS) and says so', async function () {
-    for (const [args, env] of [[['--jobs', '3'], {}], [[], { IOTGW_TEST_JOBS: '3' }]]) {
+  it('takes the workers asked for (--jobs, IOTGW_TEST_JOBS) and says so; --lint runs ESLint beside the tests (npm test)', async function () {
+    for (const [args, env] of [[['--jobs', '3'], {}], [[], { IOTGW_TEST_JOBS: '3' }], [['--jobs', '3', '--lint'], {}]]) {
       const r = await new Promise((resolve) => {
         const child = spawn(process.execPath, ['scripts/test.js', ...args, '--exclude', '^(?!test/lib/common/units\\.test\\.js$)'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
         let out = '';
@@ -101,6 +101,8 @@ describe('the suite itself', function () {
       assert.match(r.out, /=== all: 1 files, 3 workers \(as asked\)/, r.out);
       assert.match(r.out, /[1-9]\d* passing \(all tiers\)/, r.out);
       assert.doesNotMatch(r.out, /failing/, r.out);
+      if (args.includes('--lint')) assert.match(r.out, /=== lint \(eslint \., beside the tests\): clean/, r.out);
+      else assert.doesNotMatch(r.out, /=== lint/, r.out);
     }
   });
 
