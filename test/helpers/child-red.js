@@ -95,7 +95,24 @@ class ChildRed {
     this.output = '';
   }
 
+  /**
+   * Starts Node-RED on a free port. A port found free a moment ago may be taken by the time
+   * Node-RED listens (another suite beside this one, or an outgoing connection's local port: the
+   * kernel hands out the same range): Node-RED then exits with "port in use", and it is started
+   * again on another (at most 5 tries).
+   */
   async start(timeoutMs = 30000) {
+    for (let attempt = 1; ; attempt++) {
+      const from = this.output.length;
+      try {
+        return await this.startOnce(timeoutMs);
+      } catch (err) {
+        if (attempt >= 5 || this.proc.exitCode === null || !/port in use|EADDRINUSE/i.test(this.output.slice(from))) throw err;
+      }
+    }
+  }
+
+  async startOnce(timeoutMs) {
     this.port = await freePort();
     const t0 = process.hrtime.bigint();
     this.proc = spawn(process.execPath, [...this.nodeArgs, RED_JS, '--settings', path.join(this.userDir, 'settings.js'), '--userDir', this.userDir, '--port', String(this.port)], {

@@ -32,14 +32,21 @@ function findRedisServer() {
   return found || undefined;
 }
 
-function canConnect(port) {
+/**
+ * Does a Redis answer at `port`? A PING gets a RESP reply (+PONG, or -NOAUTH from a server that
+ * wants a password); something else listening there (a port taken under the server) does not.
+ */
+function answers(port) {
   return new Promise((resolve) => {
     const sock = net.connect(port, '127.0.0.1');
-    sock.once('connect', () => {
-      sock.end('PING\r\n');
-      resolve(true);
-    });
-    sock.once('error', () => resolve(false));
+    const done = (ok) => {
+      sock.destroy();
+      resolve(ok);
+    };
+    sock.setTimeout(1000, () => done(false));
+    sock.once('connect', () => sock.write('PING\r\n'));
+    sock.once('data', (d) => done(d[0] === 0x2b || d[0] === 0x2d));
+    sock.once('error', () => done(false));
   });
 }
 
@@ -59,9 +66,27 @@ class RedisServer {
     return `redis://127.0.0.1:${this.port}/0`;
   }
 
-  /** Starts the server (on the same port as before when restarted). */
+  /**
+   * Starts the server (on the same port as before when restarted). A port found free a moment
+   * ago may be taken by then (another suite beside this one, or an outgoing connection's local
+   * port: the kernel hands out the same range): a first start then takes another free port, a
+   * restart tries its own port again a moment later (at most 5 tries).
+   */
   async start(timeoutMs = 10000) {
-    if (!this.port) this.port = await freePort();
+    const own = !this.port;
+    for (let attempt = 1; ; attempt++) {
+      if (own) this.port = await freePort();
+      const from = this.output.length;
+      try {
+        return await this.startOnce(timeoutMs);
+      } catch (err) {
+        if (attempt >= 5 || !/Address already in use/i.test(this.output.slice(from))) throw err;
+        if (!own) await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
+
+  async startOnce(timeoutMs) {
     if (!this.dir) this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-redis-'));
     const extra = typeof this.args === 'function' ? this.args(this) : this.args;
     let head = [];
@@ -79,7 +104,7 @@ class RedisServer {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (proc.exitCode !== null) throw new Error(`redis-server exited (${proc.exitCode}): ${this.output}`);
-      if (await canConnect(this.port)) return this;
+      if (await answers(this.port)) return this;
       await new Promise((r) => setTimeout(r, 25));
     }
     throw new Error(`redis-server did not listen on 127.0.0.1:${this.port} within ${timeoutMs} ms: ${this.output}`);
