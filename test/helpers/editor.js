@@ -469,15 +469,29 @@ function exampleTests(ed, area, { listed = false } = {}) {
         await page.evaluate(() => RED.sidebar.show('debug'));
         await page.click('#red-ui-sidebar-debug-clear');
         await deploy(ed);
-        // Most examples run at deploy; the others wait for a click, given after 2.5 s (an example
-        // that runs at deploy and is slower than that only gets a click too: both give output).
-        const got = await debugFromFlow(ed, imported.z, 2500);
-        let messages = got;
+        // Most examples run at deploy; the others wait for a click. An example whose inject nodes
+        // all wait for one (none fires once at deploy) gets it at once; the rest get it after 2.5 s
+        // without output (an example that runs at deploy and is slower than that only gets a click
+        // too: both give output).
+        const injects = f.nodes.filter((n) => n.type === 'inject');
+        const waitsForClick = injects.length > 0 && !injects.some((n) => n.once);
+        let messages = waitsForClick ? [] : await debugFromFlow(ed, imported.z, 2500);
         if (!messages.some((m) => !m.error)) {
-          // Examples that wait for a click: press every inject button of the flow.
+          // Examples that wait for a click: press every inject button of the flow. Right after the
+          // deploy the runtime may still be starting the flow: a 404 (no such node yet) is pressed
+          // again, as a person would, for up to 15 s.
           await page.evaluate(async (z) => {
             for (const n of RED.nodes.filterNodes({ z, type: 'inject' })) {
-              await $.ajax({ url: `inject/${n.id}`, type: 'POST' });
+              for (const end = Date.now() + 15000; ; ) {
+                // The editor's own request (its credentials), as its inject button sends it.
+                const status = await $.ajax({ url: `inject/${n.id}`, type: 'POST' }).then(
+                  () => 200,
+                  (x) => x.status,
+                );
+                if (status === 200) break;
+                if (status !== 404 || Date.now() > end) throw new Error(`inject ${n.id} (${n.name || 'no name'}): HTTP ${status}`);
+                await new Promise((ok) => setTimeout(ok, 250));
+              }
             }
           }, imported.z);
           // Returns at the first output; 40 s covers the slowest example's pace (track-delivery:
