@@ -12,7 +12,7 @@
  *   reconnect short (the instance then never reached Redis again).
  */
 const assert = require('node:assert/strict');
-const { SentinelSet, findRedisServer, cli } = require('../../helpers/redis');
+const { SentinelSet, findRedisServer, freePort, cli } = require('../../helpers/redis');
 const { waitFor } = require('../../helpers/child-red');
 const { RedisConnection, AccountKeys, RedisFeedLease, RedisMarkStore } = require('../../../dist/lib/account/redis');
 
@@ -114,6 +114,37 @@ const { RedisConnection, AccountKeys, RedisFeedLease, RedisMarkStore } = require
   });
 
   // Last: it leaves the set with one node, then two again.
+  it('a sentinel that is down: the connection goes on through the others, and neither the master look-up nor the failover watch prints to stderr (their errors are the connection\'s "sentinel-error")', async function () {
+    const dead = await freePort();
+    const c = new RedisConnection({
+      url: 'redis://127.0.0.1:6379/0',
+      mode: 'sentinel',
+      // The dead one first: the look-up tries it before the others, and the failover watch connects to each.
+      sentinels: [{ host: '127.0.0.1', port: dead }, ...set.sentinels.map((s) => ({ host: '127.0.0.1', port: s.port }))],
+      masterName: 'mymaster',
+      keyPrefix: 'seam:',
+    });
+    c.on('failure', () => {});
+    conns.push(c);
+    const told = [];
+    c.on('sentinel-error', (err, at) => told.push({ at, message: err.message }));
+    const printed = [];
+    const realError = console.error;
+    console.error = (...a) => {
+      printed.push(a.map(String).join(' '));
+      realError.apply(console, a);
+    };
+    try {
+      // One error from the look-up, one from the failover watch's client (it connects after the look-up).
+      await waitFor(() => c.ready && told.filter((t) => t.at === `127.0.0.1:${dead}`).length >= 2, 30000, `ready, and two errors of the dead sentinel told (${JSON.stringify(told)})`);
+      assert.equal(await c.run('ping', (r) => r.ping(), { timeoutMs: 15000 }), 'PONG');
+    } finally {
+      console.error = realError;
+    }
+    assert.deepEqual(printed.filter((l) => l.includes('[ioredis]')), [], 'nothing printed by ioredis');
+    assert.ok(told.every((t) => /ECONNREFUSED/.test(t.message)), JSON.stringify(told));
+  });
+
   it('a failover that leaves no replica (the old master stays dead): writes acknowledged by the master alone, told once; a replica that joins must acknowledge again (issue 34)', async function () {
     const c = connect();
     const told = { alone: [], replicated: [] };

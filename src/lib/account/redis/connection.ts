@@ -106,6 +106,8 @@ export class RedisConnection extends EventEmitter {
     this.client = createClient(opts, (times) => this.retryDelay(times), {
       guard: (stream) => this.guardReplies(stream, maxReply),
       wrongReply: (err) => this.noteWrongReply(err),
+      // 'sentinel-error' (err, host:port): for diagnosis; a warning is the data connection's to give.
+      sentinelError: (err, sentinel) => this.emit('sentinel-error', err, sentinel),
     });
     if (this.mode === 'cluster') this.watchCluster();
     this.watchClient();

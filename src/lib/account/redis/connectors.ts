@@ -36,6 +36,12 @@ export interface ConnectorHooks {
   guard(stream: Duplex): void;
   /** Told of a reply of the wrong type that ioredis itself asked for (a sentinel, CLUSTER SLOTS). */
   wrongReply(err: WrongReplyError): void;
+  /**
+   * Told of each error of a client of a sentinel (the master look-up, the failover watch): a
+   * sentinel that is down or refuses us. The data connection's own errors say whether Redis can
+   * be reached; these are for diagnosis.
+   */
+  sentinelError(err: Error, sentinel: string): void;
 }
 
 /** The connector classes of one connection: standalone (and cluster nodes) and sentinel. */
@@ -60,9 +66,19 @@ export function guardedConnectors(hooks: ConnectorHooks): { standalone: Connecto
       return stream;
     }
 
-    /** The sentinels' clients (look-up, failover watch) connect through the guarded connector. */
+    /**
+     * The sentinels' clients (look-up, failover watch) connect through the guarded connector, and
+     * their errors go to `hooks.sentinelError`: ioredis gives its failover-watch clients no
+     * listener of their own, so each failed attempt to reach a sentinel that is down printed
+     * "[ioredis] Unhandled error event" and a stack trace to stderr (once a minute per sentinel,
+     * past Node-RED's log).
+     */
     override connectToSentinel(endpoint: unknown, options?: object): Redis {
-      return super.connectToSentinel(endpoint, { ...(options ?? {}), Connector: GuardedStandalone });
+      const client = super.connectToSentinel(endpoint, { ...(options ?? {}), Connector: GuardedStandalone });
+      const at = endpoint as { host?: string; port?: number } | undefined;
+      const where = `${at?.host ?? '127.0.0.1'}:${at?.port ?? 26379}`;
+      client.on('error', (err: Error) => hooks.sentinelError(err, where));
+      return client;
     }
 
     /** As ioredis's, with the reply's type checked (a wrong one: told, and this sentinel is skipped). */
