@@ -20,10 +20,13 @@ describe('test connection routes with adminAuth (issue 26)', function () {
   let sim;
   let red;
   let dir;
+  let records;
 
   before(async function () {
     sim = await startSimulator({ port: 0, host: '127.0.0.1' });
-    dir = makeUserDir({ recordsFile: path.join(os.tmpdir(), `iotgw-test-connection-${process.pid}.txt`) });
+    // The child's records file, removed with its user directory (each run left one in the temp directory).
+    records = path.join(os.tmpdir(), `iotgw-test-connection-${process.pid}.txt`);
+    dir = makeUserDir({ recordsFile: records });
     addAdminAuth(dir, [{ username: 'admin', permissions: '*' }, { username: 'viewer', permissions: 'read' }], PASSWORD);
     red = await new ChildRed(dir, { readyPath: '/auth/login' }).start();
   });
@@ -31,6 +34,7 @@ describe('test connection routes with adminAuth (issue 26)', function () {
     if (red) await red.kill('SIGKILL');
     if (sim) await sim.close();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    if (records) fs.rmSync(records, { force: true });
   });
 
   async function post(route, body, token) {

@@ -33,13 +33,16 @@ describe('test connection routes: stored secrets and callers, with adminAuth (is
   let rec;
   let red;
   let dir;
+  let records;
   let admin;
   let editor;
 
   before(async function () {
     sim = await startSimulator({ port: 0, host: '127.0.0.1' });
     rec = await startRecorder();
-    dir = makeUserDir({ recordsFile: path.join(os.tmpdir(), `iotgw-test-connection-secrets-${process.pid}.txt`) });
+    // The child's records file, removed with its user directory (each run left one in the temp directory).
+    records = path.join(os.tmpdir(), `iotgw-test-connection-secrets-${process.pid}.txt`);
+    dir = makeUserDir({ recordsFile: records });
     addAdminAuth(dir, [{ username: 'admin', permissions: '*' }, { username: 'editor', permissions: ['iotgw-app.write', 'iotgw-gateway.write'] }], PASSWORD);
     red = await new ChildRed(dir, { readyPath: '/auth/login' }).start();
     admin = (await red.login('admin', PASSWORD)).access_token;
@@ -66,6 +69,7 @@ describe('test connection routes: stored secrets and callers, with adminAuth (is
     if (rec) await rec.close();
     if (sim) await sim.close();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    if (records) fs.rmSync(records, { force: true });
   });
 
   async function post(route, body, token) {
