@@ -144,15 +144,12 @@ if (!chromium) {
       let sim;
       let red;
       let dir;
-      let records;
       let page;
       const PASSWORD = 'viewer-password-1';
 
       before(async function () {
         sim = await startSimulator({ port: 0, host: '127.0.0.1' });
-        // The child's records file, removed with its user directory (each run left one in the temp directory).
-        records = path.join(require('node:os').tmpdir(), `iotgw-sidebar-${process.pid}.txt`);
-        dir = makeUserDir({ recordsFile: records });
+        dir = makeUserDir();
         addAdminAuth(dir, [{ username: 'admin', permissions: '*' }, { username: 'viewer', permissions: 'read' }], PASSWORD);
         red = await new ChildRed(dir, { readyPath: '/auth/login' }).start();
       });
@@ -161,7 +158,6 @@ if (!chromium) {
         if (red) await red.kill('SIGKILL');
         if (sim) await sim.close();
         if (dir) fs.rmSync(dir, { recursive: true, force: true });
-        if (records) fs.rmSync(records, { force: true });
       });
 
       const login = (username) => red.login(username, PASSWORD);

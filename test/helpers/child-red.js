@@ -35,8 +35,10 @@ const COVERAGE_ROUTE = `(req, res, next) => {
  * A fresh user directory with the package linked in and a settings file. `defaultContext`:
  * no contextStorage at all (Node-RED's default settings: the default store is memory).
  */
-function makeUserDir({ flushInterval = 30, recordsFile, defaultContext = false }) {
+function makeUserDir({ flushInterval = 30, recordsFile, defaultContext = false } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-red-'));
+  // Without a file of the caller's, the records go to one in the user directory (removed with it).
+  recordsFile ??= path.join(dir, 'records.txt');
   const scope = path.join(dir, 'node_modules', '@iotgateway');
   fs.mkdirSync(scope, { recursive: true });
   fs.symlinkSync(ROOT, path.join(scope, 'node-red-gateway'), 'dir');

@@ -8,8 +8,6 @@
  */
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
 const { ChildRed, makeUserDir, addAdminAuth } = require('../helpers/child-red');
 const { startSimulator } = require('../../dist/simulator');
 
@@ -20,13 +18,10 @@ describe('test connection routes with adminAuth (issue 26)', function () {
   let sim;
   let red;
   let dir;
-  let records;
 
   before(async function () {
     sim = await startSimulator({ port: 0, host: '127.0.0.1' });
-    // The child's records file, removed with its user directory (each run left one in the temp directory).
-    records = path.join(os.tmpdir(), `iotgw-test-connection-${process.pid}.txt`);
-    dir = makeUserDir({ recordsFile: records });
+    dir = makeUserDir();
     addAdminAuth(dir, [{ username: 'admin', permissions: '*' }, { username: 'viewer', permissions: 'read' }], PASSWORD);
     red = await new ChildRed(dir, { readyPath: '/auth/login' }).start();
   });
@@ -34,7 +29,6 @@ describe('test connection routes with adminAuth (issue 26)', function () {
     if (red) await red.kill('SIGKILL');
     if (sim) await sim.close();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
-    if (records) fs.rmSync(records, { force: true });
   });
 
   async function post(route, body, token) {

@@ -11,8 +11,6 @@
  */
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
 const { ChildRed, makeUserDir, addAdminAuth } = require('../helpers/child-red');
 const { startRecorder } = require('../helpers/recorder');
 const { startSimulator } = require('../../dist/simulator');
@@ -33,16 +31,13 @@ describe('test connection routes: stored secrets and callers, with adminAuth (is
   let rec;
   let red;
   let dir;
-  let records;
   let admin;
   let editor;
 
   before(async function () {
     sim = await startSimulator({ port: 0, host: '127.0.0.1' });
     rec = await startRecorder();
-    // The child's records file, removed with its user directory (each run left one in the temp directory).
-    records = path.join(os.tmpdir(), `iotgw-test-connection-secrets-${process.pid}.txt`);
-    dir = makeUserDir({ recordsFile: records });
+    dir = makeUserDir();
     addAdminAuth(dir, [{ username: 'admin', permissions: '*' }, { username: 'editor', permissions: ['iotgw-app.write', 'iotgw-gateway.write'] }], PASSWORD);
     red = await new ChildRed(dir, { readyPath: '/auth/login' }).start();
     admin = (await red.login('admin', PASSWORD)).access_token;
@@ -69,7 +64,6 @@ describe('test connection routes: stored secrets and callers, with adminAuth (is
     if (rec) await rec.close();
     if (sim) await sim.close();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
-    if (records) fs.rmSync(records, { force: true });
   });
 
   async function post(route, body, token) {
