@@ -325,6 +325,26 @@ describe('iotgw-status-poller against the simulator', function () {
       assert.equal(caught[0].error.code, 'HTTP_ERROR');
     });
 
+    it('a "poll" that comes during a poll in flight ends with the poll after it, the one it asked for (not with the one begun before it)', async function () {
+      this.timeout(30000);
+      sim.terminal.addStatusRecords(2, nowSec() - 100);
+      const ended = [{ id: 'ender', type: 'complete', scope: ['poller'], uncaught: false, wires: [['completed']] }, { id: 'completed', type: 'helper' }];
+      const n = await load([gatewayNode(sim, { maxRetries: 0 }), poller(), { id: 'out', type: 'helper' }, ...catchAll(), ...ended]);
+      const caught = collect(n.get('caught'));
+      const completed = collect(n.get('completed'));
+      const out = collect(n.get('out'));
+      // The first poll's request fails, 1.5 s after it came; the second msg comes meanwhile.
+      sim.inject({ route: 'terminal/status', status: 500, body: { Message: 'down' }, delayMs: 1500 });
+      n.get('poller').receive({ payload: 'poll', _msgid: 'first' });
+      await until(() => sim.server.callsTo('terminal/status').length === 1, 10000, "the first poll's request");
+      n.get('poller').receive({ payload: 'poll', _msgid: 'second' });
+      await until(() => caught.length + completed.length === 2, 20000, 'both msgs to end');
+      assert.deepEqual(caught.map((m) => [m._msgid, m.error.code]), [['first', 'HTTP_ERROR']]);
+      assert.deepEqual(completed.map((m) => m._msgid), ['second']);
+      assert.equal(sim.server.callsTo('terminal/status').length, 2, 'one more poll, for the second msg');
+      assert.equal(out.length, 2, 'that poll emitted the records');
+    });
+
     it('a startFrom that is no real date is refused at runtime', async function () {
       const n = await load([gatewayNode(sim), poller({ startFrom: '2026-13-45 99:00:00' }), { id: 'out', type: 'helper' }, ...catchAll()]);
       const caught = collect(n.get('caught'));

@@ -123,7 +123,11 @@ class FeedPoller<R> implements PollerControl, PollerView {
   private readonly lastMinute = new LastMinute();
   private timer: NodeJS.Timeout | undefined;
   private current: Promise<void> | undefined;
-  private again = false;
+  /**
+   * The one more poll asked for while one was in flight: the msgs that asked for it end with it,
+   * not with the poll in flight (that one's request went out before they came).
+   */
+  private next: { promise: Promise<void>; resolve: () => void; reject: (err: unknown) => void } | undefined;
   private nextQuery: Record<string, unknown> | undefined;
   private lastFailure: string | undefined;
   /** The config node's settings are wrong: no more timer polls (a redeploy builds a new node). */
@@ -210,7 +214,10 @@ class FeedPoller<R> implements PollerControl, PollerView {
     }
   }
 
-  /** Runs a poll unless one is running; a request during a poll asks for one more after it. */
+  /**
+   * Runs a poll unless one is running; a request during a poll asks for one more after it and
+   * resolves (or fails) with that one.
+   */
   poll(query?: Record<string, unknown>): Promise<void> {
     const { reader, o } = this;
     if (this.closed) return Promise.resolve();
@@ -221,9 +228,17 @@ class FeedPoller<R> implements PollerControl, PollerView {
       return Promise.resolve();
     }
     if (this.current) {
-      this.again = true;
       if (query) this.nextQuery = query;
-      return this.current;
+      if (!this.next) {
+        let resolve!: () => void;
+        let reject!: (err: unknown) => void;
+        const promise = new Promise<void>((ok, fail) => {
+          resolve = ok;
+          reject = fail;
+        });
+        this.next = { promise, resolve, reject };
+      }
+      return this.next.promise;
     }
     this.nextQuery = query;
     this.unschedule();
@@ -252,10 +267,12 @@ class FeedPoller<R> implements PollerControl, PollerView {
   /** One more poll when one was asked for during this one; else the next timer poll. */
   private afterPoll(): void {
     this.current = undefined;
-    if (this.again && !this.closed) {
-      this.again = false;
-      void this.poll(this.nextQuery).catch(() => {});
-    } else this.schedule();
+    const next = this.next;
+    this.next = undefined;
+    if (!next) return this.schedule();
+    // Closed meanwhile: the msgs waiting for it end as those of the poll in flight did.
+    if (this.closed) return next.reject(this.closing.signal.reason);
+    this.poll(this.nextQuery).then(next.resolve, next.reject);
   }
 
   /** After a poll: a recovery is logged, a failure shown and reported once per change of state. */
