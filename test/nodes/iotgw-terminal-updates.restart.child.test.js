@@ -23,8 +23,8 @@ const HELD = 8;
 /**
  * The flow: the node and a function that appends `PrimeID|UpdateUTC`. With `stopAt` (a
  * PrimeID) and IOTGW_TAG "block", the function writes STOP after that record and then holds
- * Node-RED's event loop: the rest of its reply is not emitted and its mark not written
- * until the test kills the process.
+ * Node-RED's event loop (Atomics.wait: blocked, without a core spinning): the rest of its reply
+ * is not emitted and its mark not written until the test kills the process.
  */
 function flows(sim, stopAt) {
   const line = "msg.topic + '|' + msg.payload.UpdateUTC.replace(' ', 'T')";
@@ -33,7 +33,7 @@ function flows(sim, stopAt) {
         id: 'append1',
         z: 'tab1',
         type: 'function',
-        func: `global.get('append')(${line} + '\\n');\nif (msg.topic === ${JSON.stringify(stopAt)} && env.get('IOTGW_TAG') === 'block') { global.get('append')('STOP\\n'); const t = Date.now(); while (Date.now() - t < 120000) {} }\nreturn null;`,
+        func: `global.get('append')(${line} + '\\n');\nif (msg.topic === ${JSON.stringify(stopAt)} && env.get('IOTGW_TAG') === 'block') { global.get('append')('STOP\\n'); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 120000); }\nreturn null;`,
         outputs: 0,
         wires: [],
       }
