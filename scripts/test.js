@@ -6,16 +6,21 @@
  *   node scripts/test.js            every test, in parallel workers
  *   node scripts/test.js --unit     the unit tier only (seconds: no Node-RED runtime started)
  *   node scripts/test.js --failover the Redis failover tests alone (npm run test:failover; npm test runs them too)
- *   node scripts/test.js --lint     also ESLint over the tree, beside the tests (npm test)
- *   node scripts/test.js --jobs 3   workers (default: IOTGW_TEST_JOBS, else 3 per core less the other
- *                                   work on the machine, at least 2: see jobsForLoad)
+ *   node scripts/test.js --lint     also ESLint over the tree, beside the tests (npm test);
+ *                                   --lint=a,b over those paths only
+ *   node scripts/test.js --durations  also writes each file's time of this run to test/durations.json
+ *                                   (the plan of the next runs: see schedule)
+ *   node scripts/test.js --jobs 3   workers (default: IOTGW_TEST_JOBS, else 4 per core less two for
+ *                                   each unit of other work on the machine, at least 2: see jobsForLoad)
  *
  * Tiers, by file name (tests mirror src/; the slow kinds say so in their names):
  *  - unit: test/lib/**, test/package/{architecture,scorecard,types}: no runtime, no Redis.
  *  - all: every *.test.js in `mocha --parallel` workers, each file in a process of its own
  *    (its own Node-RED test runtime, free ports, its own temp directories and Redis
- *    servers). The slow kinds (*.browser, *.child, *.redis, *.flood) are handed out first,
- *    so that the short files fill the gaps while they run rather than after them. Nothing
+ *    servers), handed out in the order of a plan (schedule): the longest files first, so that
+ *    the short ones fill the gaps rather than a long one ending the run alone, and no more than
+ *    three browser files at a time. The plan reads each file's time of a quiet run from
+ *    test/durations.json (--durations writes it); a file it does not know counts 5 s. Nothing
  *    needs to run alone: no test depends on an idle machine (scripts/under-load.js checks
  *    that with a busy loop on every core).
  * At the end: the ten slowest files of the parallel tier, each file's wall time in its worker
@@ -31,20 +36,25 @@ const MOCHA = require.resolve('mocha/bin/mocha.js', { paths: [ROOT] });
 
 const args = process.argv.slice(2);
 const unitOnly = args.includes('--unit');
-const withLint = args.includes('--lint');
+// --lint: ESLint over the tree beside the tests; --lint=a,b over those paths only (the runner's own test).
+const lintArg = args.find((a) => a === '--lint' || a.startsWith('--lint='));
+const withLint = lintArg !== undefined;
+const lintPaths = lintArg && lintArg.includes('=') ? lintArg.slice('--lint='.length).split(',').filter(Boolean) : ['.'];
+const writeTable = args.includes('--durations');
 const jobsAt = args.indexOf('--jobs');
 const cores = os.availableParallelism ? os.availableParallelism() : os.cpus().length;
 const jobsAsked = jobsAt >= 0 ? Number(args[jobsAt + 1]) : Number(process.env.IOTGW_TEST_JOBS) || undefined;
 
 /**
- * Workers that follow the machine: 3 per core on an idle machine (most tests wait on servers
- * and timers, not on a core), one fewer for each unit of other work already there (`load`:
- * see otherLoad), never fewer than 2. On 2 cores: 6 idle, 4 with both cores busy, 2 from a
- * load of 4 up.
+ * Workers that follow the machine: 4 per core on an idle machine (most tests wait on servers
+ * and timers, not on a core; the plan keeps the browser files, which do not, to three at a
+ * time), two fewer for each unit of other work already there (`load`: see otherLoad), never
+ * fewer than 2. On 2 cores: 8 idle, 4 with both cores busy, 2 from a load of 3 up. Measured on
+ * 2 quiet cores (npm test, docs/testing.md): 236 s in 6 workers, 220 s in 8.
  */
 function jobsForLoad(cores, load) {
-  const most = Math.max(2, cores * 3);
-  return Math.min(most, Math.max(2, Math.round(most - load)));
+  const most = Math.max(2, cores * 4);
+  return Math.min(most, Math.max(2, Math.round(most - 2 * load)));
 }
 
 /**
@@ -103,17 +113,15 @@ const all = testFiles(path.join(ROOT, 'test'))
   .filter((f) => !failover || /\.failover\./.test(f))
   .filter((f) => !exclude || !exclude.test(f))
   .sort();
-const tiers = unitOnly
-  ? [{ name: 'unit', files: all.filter(UNIT), parallel: false }]
-  : [{ name: 'all', files: [...all.filter((f) => SLOW.test(f)), ...all.filter((f) => !SLOW.test(f))], parallel: true }];
+const tiers = unitOnly ? [{ name: 'unit', files: all.filter(UNIT), parallel: false }] : [{ name: 'all', files: all, parallel: true }];
 
 // The root hooks of every worker (test/helpers/root-hooks.js): coverage taken after each file,
 // stubs restored, each file's wall time for the slowest-files report.
 const ROOT_HOOKS = path.join(ROOT, 'test', 'helpers', 'root-hooks.js');
 const TIMINGS = path.join(os.tmpdir(), `iotgw-test-timings-${process.pid}.jsonl`);
 
-/** The `n` slowest files of the run, as lines to print (none when no timing was written). */
-function slowest(n) {
+/** Each file's wall time of the run, [{file, ms}] (none when no timing was written); the record is removed. */
+function timings() {
   let lines;
   try {
     lines = fs.readFileSync(TIMINGS, 'utf8').split('\n').filter(Boolean);
@@ -121,7 +129,12 @@ function slowest(n) {
     return [];
   }
   fs.rmSync(TIMINGS, { force: true });
-  const all = lines.map((l) => JSON.parse(l)).sort((a, b) => b.ms - a.ms);
+  return lines.map((l) => JSON.parse(l));
+}
+
+/** The `n` slowest of `times` (timings()), as lines to print. */
+function slowest(times, n) {
+  const all = [...times].sort((a, b) => b.ms - a.ms);
   const sum = all.reduce((a, r) => a + r.ms, 0);
   const rows = all.slice(0, n).map((r) => `  ${(r.ms / 1000).toFixed(1).padStart(6)} s  ${r.file}\n`);
   // The sum over all files against the workers' time shows whether the run waits on its long poles.
@@ -129,8 +142,21 @@ function slowest(n) {
 }
 
 /**
- * --lint: ESLint over the tree beside the tests (npm test): the tests leave about half of two
- * cores idle while they wait on servers and timers, so lint costs no wall time there. Its own
+ * --durations: test/durations.json from this run's times, in whole seconds (at least 1), by file.
+ * Only after a run of every file that passed (a file left out or failed would lose its entry or
+ * record a short time); run it on a quiet machine, now and then, and commit the table.
+ */
+function writeDurations(times) {
+  const table = Object.fromEntries(
+    [...times].sort((a, b) => a.file.localeCompare(b.file)).map((r) => [r.file, Math.max(1, Math.round(r.ms / 1000))]),
+  );
+  fs.writeFileSync(DURATIONS, `${JSON.stringify(table, null, 2)}\n`);
+  return Object.keys(table).length;
+}
+
+/**
+ * --lint: ESLint over the tree beside the tests (npm test): the tests leave part of two cores
+ * idle while they wait on servers and timers, so lint costs little wall time there. Its own
  * process is left out of coverage (NODE_V8_COVERAGE unset). Resolves to {code, output}.
  */
 function lint() {
@@ -139,7 +165,7 @@ function lint() {
     delete env.NODE_V8_COVERAGE;
     // eslint's package exports leave out its bin: found beside its main module (lib/api.js).
     const bin = path.join(path.dirname(require.resolve('eslint', { paths: [ROOT] })), '..', 'bin', 'eslint.js');
-    const child = spawn(process.execPath, [bin, '.'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, ...lintPaths], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -148,10 +174,59 @@ function lint() {
   });
 }
 
+/**
+ * Each test file's wall time in s in a quiet run (test/durations.json, written by
+ * `node scripts/test.js --durations` after a run of every file: a record, never a check).
+ */
+const DURATIONS = path.join(ROOT, 'test', 'durations.json');
+const DEFAULT_DURATION = 5; // s: a file the table does not know yet (the table's median is about 3)
+const HEAVY = /\.browser\.test\.js$/; // Chromium and the editor: a core's worth of work while they run
+
+/**
+ * The order in which the parallel tier's files are handed to `jobs` workers (mocha takes them
+ * first come, first served). A plan of the run from the files' expected times: whenever a worker
+ * is free it takes the longest file left, but not a browser file while half the workers (three at
+ * most) already run one. So the long files start first (none is left to run alone at the end), and
+ * the browser files, which keep a core busy, run beside the files that mostly wait on servers and
+ * timers instead of all at once at the start (five at once kept both cores at 100% for two minutes
+ * and left them idle for a third of the rest: the tests took 241 to 263 s in 6 workers in
+ * that order, 228 and 224 s in this plan).
+ */
+function schedule(files, jobs, durations) {
+  const est = (f) => durations[f] ?? DEFAULT_DURATION;
+  const left = [...files].sort((a, b) => est(b) - est(a) || a.localeCompare(b));
+  const most = Math.max(1, Math.min(Math.floor(jobs / 2), 3));
+  const running = []; // {end, heavy}
+  const order = [];
+  let now = 0;
+  while (left.length) {
+    while (running.length < jobs) {
+      const heavyNow = running.filter((r) => r.heavy).length;
+      const i = left.findIndex((f) => !HEAVY.test(f) || heavyNow < most);
+      if (i < 0) break;
+      const [f] = left.splice(i, 1);
+      order.push(f);
+      running.push({ end: now + est(f), heavy: HEAVY.test(f) });
+    }
+    running.sort((a, b) => a.end - b.end);
+    now = running.shift().end;
+  }
+  return order;
+}
+
+function readDurations() {
+  try {
+    return JSON.parse(fs.readFileSync(DURATIONS, 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
 function run(tier) {
   return new Promise((resolve) => {
     // .mocharc.json's settings but its spec list (mocha would add that list to the files named here).
-    const margs = [MOCHA, '--no-config', ...rcArgs, '--require', ROOT_HOOKS, ...(tier.parallel ? ['--parallel', '--jobs', String(jobs)] : []), ...tier.files];
+    const files = tier.parallel ? schedule(tier.files, jobs, readDurations()) : tier.files;
+    const margs = [MOCHA, '--no-config', ...rcArgs, '--require', ROOT_HOOKS, ...(tier.parallel ? ['--parallel', '--jobs', String(jobs)] : []), ...files];
     process.stdout.write(`\n=== ${tier.name}: ${tier.files.length} files${tier.parallel ? `, ${jobs} workers (${jobsWhy})` : ''}\n`);
     // Each file's own timing needs a worker per file (the serial tier's root suite holds them all).
     const env = tier.parallel ? { ...process.env, IOTGW_TEST_TIMINGS: TIMINGS } : { ...process.env };
@@ -191,7 +266,7 @@ function childrenCpuSeconds() {
   }
 }
 
-module.exports = { jobsForLoad, otherLoad };
+module.exports = { jobsForLoad, otherLoad, schedule };
 if (require.main === module) main();
 
 async function main() {
@@ -215,11 +290,15 @@ async function main() {
   }
   if (linted) {
     const l = await linted;
-    process.stdout.write(`\n=== lint (eslint ., beside the tests): ${l.code === 0 ? 'clean' : 'FAILED'}\n${l.output}`);
+    process.stdout.write(`\n=== lint (eslint ${lintPaths.join(' ')}, beside the tests): ${l.code === 0 ? 'clean' : 'FAILED'}\n${l.output}`);
     if (l.code !== 0) code = code || 1;
   }
-  const slow = slowest(10);
-  if (slow.length) process.stdout.write(`\n=== slowest files (wall time in their worker)\n${slow.join('')}`);
+  const times = timings();
+  if (times.length) process.stdout.write(`\n=== slowest files (wall time in their worker)\n${slowest(times, 10).join('')}`);
+  if (writeTable) {
+    const full = !unitOnly && !failover && !exclude && code === 0 && times.length === all.length;
+    process.stdout.write(full ? `\n=== test/durations.json: ${writeDurations(times)} files\n` : '\n=== test/durations.json left as it was: --durations needs a run of every file that passes\n');
+  }
   const secs = Math.round((Date.now() - started) / 1000);
   const cpu = childrenCpuSeconds();
   const busy = cpu === undefined ? '' : `, ${cpu} s of CPU in the run's child processes: ${Math.round((100 * cpu) / (secs * cores))}% of ${cores} cores`;

@@ -6,14 +6,15 @@
  *   later file of the same worker kills that worker;
  * - a failing test never fails another: a test that failed with its flow loaded does not make
  *   the next file of its worker fail with "Attempted to wrap log which is already wrapped";
- * - the runner's workers follow the machine's load.
+ * - the runner's workers follow the machine's load, and its plan hands out the longest files
+ *   first with no more than half the workers (three at most) on browser files.
  */
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
-const { jobsForLoad, otherLoad } = require('../../scripts/test');
+const { jobsForLoad, otherLoad, schedule } = require('../../scripts/test');
 
 const ROOT = path.resolve(__dirname, '../..');
 const MOCHA = require.resolve('mocha/bin/mocha.js');
@@ -79,17 +80,35 @@ describe('the suite itself', function () {
     });
   }
 
-  it('runs 3 workers per core on an idle machine, fewer under load, never fewer than 2', function () {
-    assert.equal(jobsForLoad(2, 0), 6);
+  it('runs 4 workers per core on an idle machine, two fewer per unit of other work, never fewer than 2', function () {
+    assert.equal(jobsForLoad(2, 0), 8);
+    assert.equal(jobsForLoad(2, 1), 6);
     assert.equal(jobsForLoad(2, 2.2), 4);
-    assert.equal(jobsForLoad(2, 4), 2);
+    assert.equal(jobsForLoad(2, 3), 2);
     assert.equal(jobsForLoad(2, 20), 2);
-    assert.equal(jobsForLoad(1, 0), 3);
-    assert.equal(jobsForLoad(16, 1), 47);
+    assert.equal(jobsForLoad(1, 0), 4);
+    assert.equal(jobsForLoad(16, 1), 62);
+  });
+
+  it('hands out the longest files first, with no more than half the workers (three at most) on browser files', function () {
+    const b = (n) => `test/editor/b${n}.browser.test.js`;
+    const p = (n) => `test/nodes/p${n}.test.js`;
+    const times = { [b(1)]: 60, [b(2)]: 60, [b(3)]: 60, [b(4)]: 60, [p(1)]: 30, [p(2)]: 30, [p(3)]: 30, [p(4)]: 30 };
+    // 4 workers: two browser files at a time; the short files take the other two workers, and
+    // each browser file waits for one of the first two to end.
+    assert.deepEqual(schedule(Object.keys(times).reverse(), 4, times), [b(1), b(2), p(1), p(2), p(3), p(4), b(3), b(4)]);
+    // 8 workers: three browser files at most, whatever the workers.
+    assert.deepEqual(schedule(Object.keys(times), 8, times).slice(0, 7), [b(1), b(2), b(3), p(1), p(2), p(3), p(4)]);
+    // A file the table does not know counts 5 s: after a 10 s one, before a 3 s one.
+    assert.deepEqual(schedule(['test/c.test.js', 'test/new.test.js', 'test/a.test.js'], 2, { 'test/a.test.js': 10, 'test/c.test.js': 3 }), [
+      'test/a.test.js',
+      'test/new.test.js',
+      'test/c.test.js',
+    ]);
   });
 
   it('takes the workers asked for (--jobs, IOTGW_TEST_JOBS) and says so; --lint runs ESLint beside the tests (npm test)', async function () {
-    for (const [args, env] of [[['--jobs', '3'], {}], [[], { IOTGW_TEST_JOBS: '3' }], [['--jobs', '3', '--lint'], {}]]) {
+    for (const [args, env] of [[['--jobs', '3'], {}], [[], { IOTGW_TEST_JOBS: '3' }], [['--jobs', '3', '--lint=scripts/test.js'], {}]]) {
       const r = await new Promise((resolve) => {
         const child = spawn(process.execPath, ['scripts/test.js', ...args, '--exclude', '^(?!test/lib/common/units\\.test\\.js$)'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
         let out = '';
@@ -101,7 +120,7 @@ describe('the suite itself', function () {
       assert.match(r.out, /=== all: 1 files, 3 workers \(as asked\)/, r.out);
       assert.match(r.out, /[1-9]\d* passing \(all tiers\)/, r.out);
       assert.doesNotMatch(r.out, /failing/, r.out);
-      if (args.includes('--lint')) assert.match(r.out, /=== lint \(eslint \., beside the tests\): clean/, r.out);
+      if (args.some((a) => a.startsWith('--lint'))) assert.match(r.out, /=== lint \(eslint scripts\/test\.js, beside the tests\): clean/, r.out);
       else assert.doesNotMatch(r.out, /=== lint/, r.out);
     }
   });
