@@ -7,7 +7,7 @@
  * - a failing test never fails another: a test that failed with its flow loaded does not make
  *   the next file of its worker fail with "Attempted to wrap log which is already wrapped";
  * - the runner's workers follow the machine's load, and its plan hands out the longest files
- *   first with no more than half the workers (three at most) on browser files.
+ *   first with no more than half the workers (two at least, three at most) on browser files.
  */
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
@@ -90,7 +90,7 @@ describe('the suite itself', function () {
     assert.equal(jobsForLoad(16, 1), 62);
   });
 
-  it('hands out the longest files first, with no more than half the workers (three at most) on browser files', function () {
+  it('hands out the longest files first, with no more than half the workers (two at least, three at most) on browser files', function () {
     const b = (n) => `test/editor/b${n}.browser.test.js`;
     const p = (n) => `test/nodes/p${n}.test.js`;
     const times = { [b(1)]: 60, [b(2)]: 60, [b(3)]: 60, [b(4)]: 60, [p(1)]: 30, [p(2)]: 30, [p(3)]: 30, [p(4)]: 30 };
@@ -99,6 +99,8 @@ describe('the suite itself', function () {
     assert.deepEqual(schedule(Object.keys(times).reverse(), 4, times), [b(1), b(2), p(1), p(2), p(3), p(4), b(3), b(4)]);
     // 8 workers: three browser files at most, whatever the workers.
     assert.deepEqual(schedule(Object.keys(times), 8, times).slice(0, 7), [b(1), b(2), b(3), p(1), p(2), p(3), p(4)]);
+    // 2 workers (a busy machine): two browser files at a time, else they would run one after another.
+    assert.deepEqual(schedule(Object.keys(times), 2, times), [b(1), b(2), b(3), b(4), p(1), p(2), p(3), p(4)]);
     // A file the table does not know counts 5 s: after a 10 s one, before a 3 s one.
     assert.deepEqual(schedule(['test/c.test.js', 'test/new.test.js', 'test/a.test.js'], 2, { 'test/a.test.js': 10, 'test/c.test.js': 3 }), [
       'test/a.test.js',
