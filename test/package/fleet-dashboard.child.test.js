@@ -69,6 +69,10 @@ describe('examples/fleet-dashboard.json in the demo', function () {
     await until(() => Boolean(missing()), 30000, 'the missing-types notice');
     const notice = missing().payload;
     assert.deepEqual([...notice.types].sort(), PACKAGE_TYPES);
+    // The log's lines come through the child's stdout, which may reach us after the notice (a
+    // loaded run read the log between the two).
+    const named = () => /Waiting for missing types to be registered/.test(demo.log()) && PACKAGE_TYPES.every((t) => demo.log().includes(` - ${t}`));
+    await until(named, 30000, 'the log to name the missing types').catch(() => {});
     assert.match(demo.log(), /Waiting for missing types to be registered/);
     for (const t of PACKAGE_TYPES) assert.ok(demo.log().includes(` - ${t}`), `the log names ${t}`);
     // The example says which packages those are.
