@@ -345,6 +345,21 @@ describe('iotgw-status-poller against the simulator', function () {
       assert.equal(out.length, 2, 'that poll emitted the records');
     });
 
+    it('a timer poll that fails while a "poll" msg waits for the next one still gives its own Catch message', async function () {
+      this.timeout(30000);
+      const ended = [{ id: 'ender', type: 'complete', scope: ['poller'], uncaught: false, wires: [['completed']] }, { id: 'completed', type: 'helper' }];
+      sim.inject({ route: 'terminal/status', status: 500, body: { Message: 'down' }, delayMs: 1500 });
+      // autoStart: the first timer poll comes 250 ms after the start, and fails 1.5 s after its request.
+      const n = await load([gatewayNode(sim, { maxRetries: 0 }), poller({ autoStart: true }), { id: 'out', type: 'helper' }, ...catchAll(), ...ended]);
+      const caught = collect(n.get('caught'));
+      const completed = collect(n.get('completed'));
+      await until(() => sim.server.callsTo('terminal/status').length === 1, 10000, "the timer poll's request");
+      n.get('poller').receive({ payload: 'poll', _msgid: 'during' });
+      await until(() => completed.length === 1 && caught.length >= 1, 20000, 'the msg to end and the timer poll to be reported');
+      assert.deepEqual(completed.map((m) => m._msgid), ['during']);
+      assert.deepEqual(caught.map((m) => [m._msgid === 'during', m.error.code]), [[false, 'HTTP_ERROR']], 'one Catch message, of the timer poll');
+    });
+
     it('a startFrom that is no real date is refused at runtime', async function () {
       const n = await load([gatewayNode(sim), poller({ startFrom: '2026-13-45 99:00:00' }), { id: 'out', type: 'helper' }, ...catchAll()]);
       const caught = collect(n.get('caught'));

@@ -135,6 +135,8 @@ class FeedPoller<R> implements PollerControl, PollerView {
   private closed = false;
   /** Input msgs waiting on the poll in progress: their done(err) is its Catch message. */
   private msgWaiting = 0;
+  /** Input msgs waiting on the one more poll (`next`): they count for it once it runs. */
+  private msgWaitingNext = 0;
   private acquiring = false;
   private downWarned = false;
   private claimed = false;
@@ -270,6 +272,8 @@ class FeedPoller<R> implements PollerControl, PollerView {
     const next = this.next;
     this.next = undefined;
     if (!next) return this.schedule();
+    this.msgWaiting += this.msgWaitingNext;
+    this.msgWaitingNext = 0;
     // Closed meanwhile: the msgs waiting for it end as those of the poll in flight did.
     if (this.closed) return next.reject(this.closing.signal.reason);
     this.poll(this.nextQuery).then(next.resolve, next.reject);
@@ -350,9 +354,12 @@ class FeedPoller<R> implements PollerControl, PollerView {
   }
 
   async pollForMsg(query: Record<string, unknown> | undefined): Promise<void> {
-    this.msgWaiting++;
+    const polled = this.poll(query);
+    // A msg waiting for the one more poll does not silence the failure of the poll in flight.
+    if (this.next && polled === this.next.promise) this.msgWaitingNext++;
+    else this.msgWaiting++;
     try {
-      await this.poll(query);
+      await polled;
     } finally {
       this.msgWaiting--;
     }
