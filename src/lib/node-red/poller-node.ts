@@ -123,10 +123,7 @@ class FeedPoller<R> implements PollerControl, PollerView {
   private readonly lastMinute = new LastMinute();
   private timer: NodeJS.Timeout | undefined;
   private current: Promise<void> | undefined;
-  /**
-   * The one more poll asked for while one was in flight: the msgs that asked for it end with it,
-   * not with the poll in flight (that one's request went out before they came).
-   */
+  /** The one more poll asked for while one was in flight: its msgs end with it (not with the poll in flight). */
   private next: { promise: Promise<void>; resolve: () => void; reject: (err: unknown) => void } | undefined;
   private nextQuery: Record<string, unknown> | undefined;
   private lastFailure: string | undefined;
