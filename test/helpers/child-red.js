@@ -177,6 +177,11 @@ class ChildRed {
   }
 
   /** Sends `signal`; resolves {code, signal} when it has ended. Under c8 the coverage is taken first (see COVERAGE_ROUTE). */
+  /** The end of what the runtime wrote, for a failure message. */
+  lastLines() {
+    return `the runtime's last lines: ${this.output.slice(-3000)}`;
+  }
+
   async kill(signal) {
     if (signal === 'SIGKILL' && process.env.NODE_V8_COVERAGE && this.proc.exitCode === null && this.proc.signalCode === null) {
       await fetch(`${this.url}${COVERAGE_PATH}`, { method: 'POST', signal: AbortSignal.timeout(20000) }).catch(() => {}); // a child that cannot answer loses it
@@ -186,12 +191,15 @@ class ChildRed {
   }
 }
 
-/** Waits until `pred()` is true (checked every 25 ms), or fails after `ms` (raised for a loaded machine: test/helpers/wait.js) naming `what`. */
-async function waitFor(pred, ms, what) {
+/**
+ * Waits until `pred()` is true (checked every 25 ms), or fails after `ms` (raised for a loaded
+ * machine: test/helpers/wait.js) naming `what`, and what `detail()` (if given) says the test saw.
+ */
+async function waitFor(pred, ms, what, detail) {
   ms = waitLimit(ms);
   const start = Date.now();
   while (!pred()) {
-    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}${detail ? `: ${detail()}` : ''}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }
@@ -278,8 +286,8 @@ class RedFleet {
  * more poll interval and a bit (`settleMs`: nothing else may arrive), and returns `read()`
  * as it is then.
  */
-async function drained(done, read, { ms = 60000, what = 'the drain', settleMs = 2500 } = {}) {
-  await waitFor(done, ms, what);
+async function drained(done, read, { ms = 60000, what = 'the drain', settleMs = 2500, detail } = {}) {
+  await waitFor(done, ms, what, detail);
   await new Promise((r) => setTimeout(r, settleMs));
   return read();
 }

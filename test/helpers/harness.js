@@ -67,12 +67,12 @@ async function loadExample(file, core, configure = () => {}) {
   return { flow, get: (id) => helper.getNode(id) };
 }
 
-/** Waits until `pred()` is true (polls every 10 ms), or fails after `ms` (raised for a loaded machine: test/helpers/wait.js). */
-async function until(pred, ms = 5000, what = 'condition') {
+/** Waits until `pred()` is true (polls every 10 ms), or fails after `ms` (raised for a loaded machine: test/helpers/wait.js) naming `what`, and what `detail()` (if given) says the test saw. */
+async function until(pred, ms = 5000, what = 'condition', detail) {
   ms = waitLimit(ms);
   const start = Date.now();
   while (!(await pred())) {
-    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}${detail ? `: ${detail()}` : ''}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }

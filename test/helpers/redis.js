@@ -138,8 +138,8 @@ function cli(port, ...args) {
   return (r.stdout || '').trim();
 }
 
-/** Waits until `pred()` holds (a throw counts as not yet), raised for a loaded machine as the harness's (test/helpers/wait.js). */
-async function until(pred, ms, what) {
+/** Waits until `pred()` holds (a throw counts as not yet), raised for a loaded machine as the harness's (test/helpers/wait.js); on a timeout names `what` and what `detail()` (if given) says. */
+async function until(pred, ms, what, detail) {
   ms = waitLimit(ms);
   const start = Date.now();
   for (;;) {
@@ -150,7 +150,7 @@ async function until(pred, ms, what) {
       ok = false;
     }
     if (ok) return;
-    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}${detail ? `: ${detail()}` : ''}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -235,9 +235,7 @@ class SentinelSet {
       const info = cli(server.port, 'info', 'replication');
       return /master_link_status:up/.test(info) || (/role:master/.test(info) && /slave\d+:.*state=online/.test(info));
     };
-    await until(whole, 60000, 'the old master to sync as a replica').catch((err) => {
-      throw new Error(`${err.message}: ${cli(server.port, 'info', 'replication').replace(/\r?\n/g, ' ')}; sentinels name ${this.masterPort()}`);
-    });
+    await until(whole, 60000, 'the old master to sync as a replica', () => `${cli(server.port, 'info', 'replication').replace(/\r?\n/g, ' ')}; sentinels name ${this.masterPort()}`);
   }
 
   /**
@@ -254,9 +252,7 @@ class SentinelSet {
     await until(() => /master_link_status:down/.test(cli(server.port, 'info', 'replication')) && /slave0:/.test(cli(master, 'info', 'replication')), 10000, 'the restarted server to ask for a sync');
     // A sentinel may still be ending the failover before (INPROG): ask again.
     let said = '';
-    await until(() => (said = cli(this.sentinels[0].port, 'sentinel', 'failover', this.name)) === 'OK', 20000, 'SENTINEL FAILOVER to be accepted').catch((err) => {
-      throw new Error(`${err.message}: ${said}`);
-    });
+    await until(() => (said = cli(this.sentinels[0].port, 'sentinel', 'failover', this.name)) === 'OK', 20000, 'SENTINEL FAILOVER to be accepted', () => said);
     await until(() => this.masterPort() === server.port && /role:master/.test(cli(server.port, 'info', 'replication')), 30000, 'the unsynced server to be promoted');
     await until(() => /master_link_status:up/.test(cli(master, 'info', 'replication')), 30000, 'the former master to sync from it');
   }
@@ -482,4 +478,4 @@ function accountsFlow(sim, { ids, redis, redisUrl, keyPrefix, timeoutSeconds }) 
   return nodes;
 }
 
-module.exports = { accountsFlow, RedisServer, SentinelSet, ClusterSet, describeRedis, findRedisServer, freePort, cli, fakeRedis, streamBulk };
+module.exports = { accountsFlow, RedisServer, SentinelSet, ClusterSet, describeRedis, findRedisServer, freePort, cli, fakeRedis, streamBulk, until };

@@ -41,10 +41,8 @@ describe('application API rate limit (the platform answers 429 with no Retry-Aft
     for (let i = 0; i < 6; i++) n.get('user').receive({ payload: '', n: `user${i}` });
     for (let i = 0; i < 4; i++) n.get('cfg').receive({ payload: simUuid(3, i + 1), n: `cfg${i}` });
     n.get('tags').receive({ n: 'tags' }); // 45 tags, 3 pages
-    await until(() => out.length === 13, 10000, '13 outputs').catch((err) => {
-      // What the run got instead (a loaded CI machine once timed this out with no more said).
-      throw new Error(`${err.message}: ${out.length} outputs, caught ${JSON.stringify(caught.map((m) => m.error && m.error.message))}, statuses ${statuses()}`);
-    });
+    // What the run got instead, if it times out (a loaded CI machine once did, with no more said).
+    await until(() => out.length === 13, 10000, '13 outputs', () => `${out.length} outputs, caught ${JSON.stringify(caught.map((m) => m.error && m.error.message))}, statuses ${statuses()}`);
     assert.equal(caught.length, 0);
     assert.equal(statuses().length, 13);
     assert.ok(statuses().every((s) => s === 200), `statuses: ${statuses()}`);

@@ -6,6 +6,7 @@
  *   later file of the same worker kills that worker;
  * - a failing test never fails another: a test that failed with its flow loaded does not make
  *   the next file of its worker fail with "Attempted to wrap log which is already wrapped";
+ * - a wait that times out says what it waited for and, when asked, what the test saw;
  * - the runner's workers follow the machine's load, and its plan hands out the longest files
  *   first with no more than half the workers (two at least, three at most) on browser files.
  */
@@ -79,6 +80,15 @@ describe('the suite itself', function () {
       assert.doesNotMatch(r.out, /already wrapped/, r.out);
     });
   }
+
+  it("a wait that times out names what it waited for and what the test saw (the harness's, the child Node-RED's and the Redis helpers' waits)", async function () {
+    require('../helpers/wait').testStarted(undefined); // the limit asked for, not the floor of a loaded machine
+    const waits = { harness: require('../helpers/harness').until, childRed: require('../helpers/child-red').waitFor, redis: require('../helpers/redis').until };
+    for (const [name, wait] of Object.entries(waits)) {
+      await assert.rejects(wait(() => false, 50, 'a thing', () => 'saw 3'), /^Error: timed out after 50 ms waiting for a thing: saw 3$/, name);
+      await assert.rejects(wait(() => false, 50, 'a thing'), /^Error: timed out after 50 ms waiting for a thing$/, name);
+    }
+  });
 
   it('runs 4 workers per core on an idle machine, two fewer per unit of other work, never fewer than 2', function () {
     assert.equal(jobsForLoad(2, 0), 8);
