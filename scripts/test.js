@@ -186,11 +186,11 @@ const HEAVY = /\.browser\.test\.js$/; // Chromium and the editor: a core's worth
  * The order in which the parallel tier's files are handed to `jobs` workers (mocha takes them
  * first come, first served). A plan of the run from the files' expected times: whenever a worker
  * is free it takes the longest file left, but not a browser file while half the workers (two at
- * least, three at most) already run one. So the long files start first (none is left to run alone at the end), and
- * the browser files, which keep a core busy, run beside the files that mostly wait on servers and
- * timers instead of all at once at the start (five at once kept both cores at 100% for two minutes
- * and left them idle for a third of the rest: the tests took 241 to 263 s in 6 workers in
- * that order, 228 and 224 s in this plan).
+ * least, three at most) already run one. So the long files start first (none is left to run
+ * alone at the end), and the browser files, which keep a core busy, run beside the files that
+ * mostly wait on servers and timers instead of all at once at the start (five at once kept both
+ * cores at 100% for two minutes and left them idle for a third of the rest: the tests took 241 to
+ * 263 s in 6 workers in that order, 228 and 224 s in this plan).
  */
 function schedule(files, jobs, durations) {
   const est = (f) => durations[f] ?? DEFAULT_DURATION;
