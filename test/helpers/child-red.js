@@ -176,12 +176,12 @@ class ChildRed {
     return sets.flatMap((s) => s.types);
   }
 
-  /** Sends `signal`; resolves {code, signal} when it has ended. Under c8 the coverage is taken first (see COVERAGE_ROUTE). */
   /** The end of what the runtime wrote, for a failure message. */
   lastLines() {
     return `the runtime's last lines: ${this.output.slice(-3000)}`;
   }
 
+  /** Sends `signal`; resolves {code, signal} when it has ended. Under c8 the coverage is taken first (see COVERAGE_ROUTE). */
   async kill(signal) {
     if (signal === 'SIGKILL' && process.env.NODE_V8_COVERAGE && this.proc.exitCode === null && this.proc.signalCode === null) {
       await fetch(`${this.url}${COVERAGE_PATH}`, { method: 'POST', signal: AbortSignal.timeout(20000) }).catch(() => {}); // a child that cannot answer loses it
