@@ -243,6 +243,12 @@ class SentinelSet {
    * synced: `SENTINEL FAILOVER` while the master holds back the sync (diskless delay 10 s).
    * The master becomes its replica and drops every key, acknowledged or not (issue 28).
    * Resolves once that replica has synced from it (the data set is then empty everywhere).
+   *
+   * The sentinels turn the former master into a replica themselves (+convert-to-slave) only once
+   * it has answered them for 8 s in a row (SENTINEL_PUBLISH_PERIOD * 4, at least 10 s here); on a
+   * loaded machine, a ping answered after down-after-milliseconds (1 s) marks it down and starts
+   * those 8 s again, past the wait (a CI run timed out so). The helper sends the same REPLICAOF at
+   * once: what follows (a full resync from the empty master) is the sentinels' own.
    */
   async failoverToUnsynced(server) {
     const master = this.masterPort();
@@ -253,8 +259,10 @@ class SentinelSet {
     // A sentinel may still be ending the failover before (INPROG): ask again.
     let said = '';
     await until(() => (said = cli(this.sentinels[0].port, 'sentinel', 'failover', this.name)) === 'OK', 20000, 'SENTINEL FAILOVER to be accepted', () => said);
-    await until(() => this.masterPort() === server.port && /role:master/.test(cli(server.port, 'info', 'replication')), 30000, 'the unsynced server to be promoted');
-    await until(() => /master_link_status:up/.test(cli(master, 'info', 'replication')), 30000, 'the former master to sync from it');
+    const seen = (port) => () => `${cli(port, 'info', 'replication').replace(/\r?\n/g, ' ')}; sentinels name ${this.masterPort()}`;
+    await until(() => this.masterPort() === server.port && /role:master/.test(cli(server.port, 'info', 'replication')), 30000, 'the unsynced server to be promoted', seen(server.port));
+    await until(() => cli(master, 'replicaof', '127.0.0.1', server.port).startsWith('OK'), 10000, 'the former master to take REPLICAOF', seen(master));
+    await until(() => /master_link_status:up/.test(cli(master, 'info', 'replication')), 30000, 'the former master to sync from it', seen(master));
   }
 
   async destroy() {
