@@ -14,7 +14,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { DEMO_CREDS, gatewayNode } = require('./flows');
 const { freePort, directEnv } = require('./net');
-const { waitLimit } = require('./wait');
+const { waitUntil } = require('./wait');
 
 const ROOT = path.resolve(__dirname, '../..');
 const RED_JS = require.resolve('node-red/red.js');
@@ -195,13 +195,8 @@ class ChildRed {
  * Waits until `pred()` is true (checked every 25 ms), or fails after `ms` (raised for a loaded
  * machine: test/helpers/wait.js) naming `what`, and what `detail()` (if given) says the test saw.
  */
-async function waitFor(pred, ms, what, detail) {
-  ms = waitLimit(ms);
-  const start = Date.now();
-  while (!pred()) {
-    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}${detail ? `: ${detail()}` : ''}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+function waitFor(pred, ms, what, detail) {
+  return waitUntil(pred, ms, what, { detail, every: 25 });
 }
 
 /**

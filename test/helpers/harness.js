@@ -7,7 +7,7 @@
 const path = require('node:path');
 const helper = require('node-red-node-test-helper');
 const { startSimulator } = require('../../dist/simulator');
-const { waitLimit } = require('./wait');
+const { waitUntil } = require('./wait');
 
 helper.init(require.resolve(process.env.IOTGW_NODE_RED_PATH || 'node-red')); // IOTGW_NODE_RED_PATH: another Node-RED line (CI runs 5.x)
 
@@ -68,13 +68,8 @@ async function loadExample(file, core, configure = () => {}) {
 }
 
 /** Waits until `pred()` is true (polls every 10 ms), or fails after `ms` (raised for a loaded machine: test/helpers/wait.js) naming `what`, and what `detail()` (if given) says the test saw. */
-async function until(pred, ms = 5000, what = 'condition', detail) {
-  ms = waitLimit(ms);
-  const start = Date.now();
-  while (!(await pred())) {
-    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}${detail ? `: ${detail()}` : ''}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+function until(pred, ms = 5000, what = 'condition', detail) {
+  return waitUntil(pred, ms, what, { detail, every: 10 });
 }
 
 /** Collects msgs arriving at a helper node. */

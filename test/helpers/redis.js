@@ -13,7 +13,7 @@ const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { freePort } = require('./net');
-const { waitLimit } = require('./wait');
+const { waitUntil } = require('./wait');
 
 const CANDIDATES = [process.env.REDIS_SERVER, '/usr/bin/redis-server', '/usr/local/bin/redis-server', '/usr/sbin/redis-server'].filter(Boolean);
 
@@ -139,20 +139,8 @@ function cli(port, ...args) {
 }
 
 /** Waits until `pred()` holds (a throw counts as not yet), raised for a loaded machine as the harness's (test/helpers/wait.js); on a timeout names `what` and what `detail()` (if given) says. */
-async function until(pred, ms, what, detail) {
-  ms = waitLimit(ms);
-  const start = Date.now();
-  for (;;) {
-    let ok;
-    try {
-      ok = await pred();
-    } catch {
-      ok = false;
-    }
-    if (ok) return;
-    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}${detail ? `: ${detail()}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+function until(pred, ms, what, detail) {
+  return waitUntil(pred, ms, what, { detail, every: 100, throwsMeanNotYet: true });
 }
 
 /**

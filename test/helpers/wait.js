@@ -23,4 +23,28 @@ function waitLimit(ms) {
   return Math.max(ms, Math.min(WAIT_FLOOR_MS, left));
 }
 
-module.exports = { WAIT_FLOOR_MS, waitLimit, testStarted };
+/**
+ * The one wait of the suite: until `pred()` (awaited) holds, looked at every `every` ms, within
+ * waitLimit(ms). On a timeout it throws "timed out after N ms waiting for `what`", followed by
+ * what `detail()` says when given (what the test saw). `throwsMeanNotYet`: a throw of `pred` counts
+ * as "not yet" (a server that is restarting) instead of ending the wait. The harness's `until`,
+ * the child runtime's `waitFor` and the Redis helpers' `until` are this with their own defaults.
+ */
+async function waitUntil(pred, ms, what, { detail, every = 25, throwsMeanNotYet = false } = {}) {
+  ms = waitLimit(ms);
+  const start = Date.now();
+  for (;;) {
+    let ok;
+    try {
+      ok = await pred();
+    } catch (err) {
+      if (!throwsMeanNotYet) throw err;
+      ok = false;
+    }
+    if (ok) return;
+    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}${detail ? `: ${detail()}` : ''}`);
+    await new Promise((r) => setTimeout(r, every));
+  }
+}
+
+module.exports = { WAIT_FLOOR_MS, waitLimit, testStarted, waitUntil };

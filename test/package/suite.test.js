@@ -81,12 +81,25 @@ describe('the suite itself', function () {
     });
   }
 
-  it("a wait that times out names what it waited for and what the test saw (the harness's, the child Node-RED's and the Redis helpers' waits)", async function () {
+  it("a wait that times out names what it waited for and what the test saw (the harness's, the child Node-RED's and the Redis helpers' waits, one wait underneath: an async condition is awaited, a throw ends it but for the Redis helpers')", async function () {
     require('../helpers/wait').testStarted(undefined); // the limit asked for, not the floor of a loaded machine
     const waits = { harness: require('../helpers/harness').until, childRed: require('../helpers/child-red').waitFor, redis: require('../helpers/redis').until };
     for (const [name, wait] of Object.entries(waits)) {
       await assert.rejects(wait(() => false, 50, 'a thing', () => 'saw 3'), /^Error: timed out after 50 ms waiting for a thing: saw 3$/, name);
       await assert.rejects(wait(() => false, 50, 'a thing'), /^Error: timed out after 50 ms waiting for a thing$/, name);
+      // One wait underneath (test/helpers/wait.js): a condition met later, an async one.
+      let n = 0;
+      await wait(() => ++n >= 3, 5000, 'the third look');
+      await wait(async () => true, 50, 'a promise of true');
+      await assert.rejects(wait(async () => false, 50, 'a promise of false'), /waiting for a promise of false$/, name);
+      // A throw ends the wait, but for the Redis helpers' (a server that is restarting).
+      let tries = 0;
+      const throwsTwice = () => {
+        if (++tries <= 2) throw new Error('ECONNREFUSED');
+        return true;
+      };
+      if (name === 'redis') await wait(throwsTwice, 5000, 'a server');
+      else await assert.rejects(wait(throwsTwice, 5000, 'a server'), /^Error: ECONNREFUSED$/, name);
     }
   });
 
