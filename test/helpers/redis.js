@@ -223,7 +223,12 @@ class SentinelSet {
       const info = cli(server.port, 'info', 'replication');
       return /master_link_status:up/.test(info) || (/role:master/.test(info) && /slave\d+:.*state=online/.test(info));
     };
-    await until(whole, 60000, 'the old master to sync as a replica', () => `${cli(server.port, 'info', 'replication').replace(/\r?\n/g, ' ')}; sentinels name ${this.masterPort()}`);
+    await until(whole, 60000, 'the old master to sync as a replica', () => this.seen(server.port));
+  }
+
+  /** For a timeout's message: what the server at `port` says of its replication, and the master the sentinels name. */
+  seen(port) {
+    return `${cli(port, 'info', 'replication').replace(/\r?\n/g, ' ')}; sentinels name ${this.masterPort()}`;
   }
 
   /**
@@ -247,10 +252,9 @@ class SentinelSet {
     // A sentinel may still be ending the failover before (INPROG): ask again.
     let said = '';
     await until(() => (said = cli(this.sentinels[0].port, 'sentinel', 'failover', this.name)) === 'OK', 20000, 'SENTINEL FAILOVER to be accepted', () => said);
-    const seen = (port) => () => `${cli(port, 'info', 'replication').replace(/\r?\n/g, ' ')}; sentinels name ${this.masterPort()}`;
-    await until(() => this.masterPort() === server.port && /role:master/.test(cli(server.port, 'info', 'replication')), 30000, 'the unsynced server to be promoted', seen(server.port));
-    await until(() => cli(master, 'replicaof', '127.0.0.1', server.port).startsWith('OK'), 10000, 'the former master to take REPLICAOF', seen(master));
-    await until(() => /master_link_status:up/.test(cli(master, 'info', 'replication')), 30000, 'the former master to sync from it', seen(master));
+    await until(() => this.masterPort() === server.port && /role:master/.test(cli(server.port, 'info', 'replication')), 30000, 'the unsynced server to be promoted', () => this.seen(server.port));
+    await until(() => cli(master, 'replicaof', '127.0.0.1', server.port).startsWith('OK'), 10000, 'the former master to take REPLICAOF', () => this.seen(master));
+    await until(() => /master_link_status:up/.test(cli(master, 'info', 'replication')), 30000, 'the former master to sync from it', () => this.seen(master));
   }
 
   async destroy() {

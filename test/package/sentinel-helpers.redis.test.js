@@ -9,8 +9,7 @@
  */
 const assert = require('node:assert/strict');
 const { spawn } = require('node:child_process');
-const { SentinelSet, findRedisServer, cli } = require('../helpers/redis');
-const { waitFor } = require('../helpers/child-red');
+const { SentinelSet, findRedisServer, cli, until } = require('../helpers/redis');
 
 (findRedisServer() ? describe : describe.skip)('test helpers: a Sentinel set whose former master keeps stalling (real redis-server, sentinels)', function () {
   this.timeout(120000);
@@ -32,7 +31,7 @@ const { waitFor } = require('../helpers/child-red');
     let ended = false;
     // Stalls begin once the sentinels name the unsynced server (before, a stalled master would be failed over for real).
     const stalled = (async () => {
-      await waitFor(() => ended || set.masterPort() === dead.port, 60000, 'the sentinels to name the unsynced server', () => `they name ${set.masterPort()}`);
+      await until(() => ended || set.masterPort() === dead.port, 60000, 'the sentinels to name the unsynced server', () => `they name ${set.masterPort()}`);
       if (ended) return;
       const pid = former.proc.pid;
       staller = spawn('sh', ['-c', `while kill -STOP ${pid}; do sleep 2.5; kill -CONT ${pid}; sleep 1.5; done`], { stdio: 'ignore' });
@@ -49,7 +48,7 @@ const { waitFor } = require('../helpers/child-red');
       await new Promise((r) => (staller.exitCode === null ? staller.once('exit', r) : r()));
       former.proc.kill('SIGCONT');
     }
-    await waitFor(() => /master_link_status:up/.test((said = cli(former.port, 'info', 'replication'))), 30000, 'the former master to answer', () => said);
+    await until(() => /master_link_status:up/.test((said = cli(former.port, 'info', 'replication'))), 30000, 'the former master to answer', () => said);
     assert.match(said, new RegExp(`master_port:${dead.port}\\b`), 'a replica of the unsynced server');
     assert.equal(cli(former.port, 'dbsize'), '0', 'its keys dropped by the sync');
   });
