@@ -24,7 +24,7 @@
  * no flow file); after that the user's own edits are kept. `--reset` starts afresh.
  *
  * The fleet dashboard (examples/fleet-dashboard.json) is served at `/dashboard` (redirected to
- * `/api/dashboard`, under httpNodeRoot) when its two packages, devDependencies of this
+ * `/api/dashboard`, under httpNodeRoot; its map's page likewise at `/worldmap`) when its two packages, devDependencies of this
  * checkout (@flowfuse/node-red-dashboard, node-red-contrib-web-worldmap), are installed. An
  * example naming a node type that Node-RED has not registered is left out of the demo with a
  * line naming the missing types: deployed, it would stop every flow.
@@ -140,13 +140,14 @@ function missingTypes(ex, known) {
 }
 
 /**
- * Redirects GET `/dashboard...` to the same path under httpNodeRoot, where FlowFuse
- * Dashboard 2.0 serves the fleet dashboard, so a newcomer finds it at `/dashboard`.
+ * Redirects GET `/dashboard...` and `/worldmap...` (the query string too) to the same path
+ * under httpNodeRoot, where FlowFuse Dashboard 2.0 serves the fleet dashboard and the
+ * worldmap its page, so a newcomer finds them at `/dashboard` and `/worldmap`.
  */
-function redirectDashboard(app, httpNodeRoot) {
+function redirectUnderNodeRoot(app, httpNodeRoot) {
   const root = httpNodeRoot.replace(/\/+$/, '');
   if (!root) return;
-  app.get(/^\/dashboard(\/.*)?$/, (req, res) => res.redirect(302, root + req.originalUrl));
+  app.get(/^\/(dashboard|worldmap)(\/.*)?$/, (req, res) => res.redirect(302, root + req.originalUrl));
 }
 
 /** Is `host` a loopback address (only this machine can connect)? */
@@ -269,7 +270,7 @@ async function startDev(options = {}) {
     diagnostics: { enabled: false },
   };
   RED.init(server, settings);
-  redirectDashboard(app, settings.httpNodeRoot);
+  redirectUnderNodeRoot(app, settings.httpNodeRoot);
   app.use(settings.httpAdminRoot, RED.httpAdmin);
   app.use(settings.httpNodeRoot, RED.httpNode);
 

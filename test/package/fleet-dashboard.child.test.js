@@ -3,7 +3,8 @@
  * The fleet dashboard example (examples/fleet-dashboard.json, issue 36) in the demo's own
  * set-up (scripts/start.js in a child process, test/helpers/demo.js):
  * - with FlowFuse Dashboard 2.0 and the worldmap installed (devDependencies), it deploys with
- *   no red status and no [error] line, and /dashboard and the map's page are served;
+ *   no red status and no [error] line, and /dashboard and the map's page are served (both
+ *   redirected from the root to httpNodeRoot, the query string kept);
  * - without them (a Node-RED whose module scan cannot see this checkout's node_modules:
  *   `coreNodesDir` through a link from a temporary directory), `npm start` leaves it out of
  *   the demo naming the missing types, and deployed anyway, Node-RED's own missing-types
@@ -50,6 +51,13 @@ describe('examples/fleet-dashboard.json in the demo', function () {
     assert.match(await page.text(), /<div id="app"/);
     const map = await fetch(`${demo.info.url}api/worldmap/`);
     assert.equal(map.status, 200);
+    // The map's page at the root too, as /dashboard is.
+    const atRoot = await fetch(`${demo.info.url}worldmap`);
+    assert.equal(atRoot.status, 200, '/worldmap is served');
+    assert.match(new URL(atRoot.url).pathname, /^\/api\/worldmap/, 'redirected under httpNodeRoot');
+    const moved = await fetch(`${demo.info.url}worldmap/?lat=51.5&lon=-0.1`, { redirect: 'manual' });
+    assert.equal(moved.status, 302);
+    assert.equal(moved.headers.get('location'), '/api/worldmap/?lat=51.5&lon=-0.1', 'the query string kept');
   });
 
   it('without them: left out of the demo, and Node-RED names the missing types', async function () {
