@@ -4,7 +4,7 @@
  * `info/terminal_updates` (FromUTC inclusive, 500 a reply, each terminal once at its current
  * UpdateUTC, a fleet of terminals generated over 30 days): the whole fleet once, a crowded
  * second, a change after the drain, late arrivals into a second already read (the
- * simulator's `lateCount`), a restart mid-drain, batch mode, a malformed record,
+ * simulator's `lateCount`, and `lateUpdatesBySeconds` for every change), a restart mid-drain, batch mode, a malformed record,
  * the control input and a bad feed name.
  */
 const assert = require('node:assert/strict');
@@ -41,6 +41,13 @@ describe('iotgw-terminal-updates against the simulator', function () {
     this.currentTest.cleanup?.();
   });
   const fleetIds = () => Array.from({ length: FLEET }, (_, i) => sim.terminal.fleet.primeId(i));
+  /** One "poll" msg to the node of flow `n`, until its call has reached the simulator. */
+  const poll = async (n, what) => {
+    const before = calls().length;
+    n.get('tu').receive({ payload: 'poll' });
+    await until(() => calls().length > before, 30000, what);
+    await sleep(100);
+  };
 
   it('the whole fleet once, each msg a terminal by PrimeID; a poll after it emits nothing again', async function () {
     const n = await load(nodeFlow(sim, updatesNode()));
@@ -123,29 +130,49 @@ describe('iotgw-terminal-updates against the simulator', function () {
     const seeded = await ctl({ count: 300, sec, from: 300, lateCount: 7, lateAfterMs: 600_000 });
     const late = seeded.late;
     assert.equal(late.length, 7);
-    const poll = async (what) => {
-      const before = calls().length;
-      n.get('tu').receive({ payload: 'poll' });
-      await until(() => calls().length > before, 10000, what);
-      await sleep(100);
-    };
-    await poll('the first poll');
+    await poll(n, 'the first poll');
     await until(() => out.length === 600, 20000, 'the 600 on time');
-    await poll('a poll with nothing new');
+    await poll(n, 'a poll with nothing new');
     assert.equal(out.length, 600, 'nothing again');
     assert.ok(!out.some((m) => late.includes(m.topic)), 'the late ones were not visible yet');
     const lastFrom = new URLSearchParams(calls().at(-1).query).get('FromUTC');
     assert.equal(lastFrom, utc(sec), 'the mark is on the second the late ones land in');
     assert.equal((await ctl({ release: true })).released, 7);
-    await poll('the poll after the late arrivals');
+    await poll(n, 'the poll after the late arrivals');
     await until(() => out.length === 607, 10000, 'the 7 late updates');
-    await poll('one more poll');
+    await poll(n, 'one more poll');
     await sleep(200);
     const keys = out.map((m) => `${m.topic}|${m.payload.UpdateUTC}`);
     assert.equal(out.length, 607, 'each update once');
     assert.equal(new Set(keys).size, 607, 'none twice');
     assert.deepEqual(out.slice(600).map((m) => m.topic), late, 'the late ones after the others');
     assert.ok(out.slice(600).every((m) => m.payload.UpdateUTC === utc(sec) && m.payload.IsRegistered === 1), 'in the second already read');
+    assert.equal(caught.length, 0);
+  });
+
+  it('late updates for every change (simulator lateUpdatesBySeconds, --late-update-seconds): one landing in a second already served comes out, once', async function () {
+    const LATE = 40;
+    // The fleet's own updates are all at least a minute old: from 50 s back, only these two.
+    const n = await load(nodeFlow(sim, updatesNode({ startFrom: utc(nowSec() - 50) })));
+    const out = collect(n.get('out'));
+    const caught = collect(n.get('caught'));
+    sim.terminal.configure({ lateUpdatesBySeconds: LATE });
+    const [a, b] = [sim.terminal.fleet.primeId(5), sim.terminal.fleet.primeId(6)];
+    sim.terminal.fleetChange(a, { mode: 1, wakeCode: 2 });
+    const served = nowSec();
+    await poll(n, 'the first poll');
+    await until(() => out.length === 1, 30000, 'the first change');
+    // The poll went out after `served`: the feed has served every second up to it.
+    sim.terminal.fleetChange(b, { mode: 1, wakeCode: 2 });
+    await poll(n, 'the poll after the late change');
+    await until(() => out.length === 2, 30000, 'the late change');
+    await poll(n, 'one more poll');
+    await sleep(200);
+    assert.deepEqual(out.map((m) => m.topic), [a, b], 'each change once, the late one too');
+    const [first, late] = out.map((m) => m.payload);
+    assert.ok(late.UpdateUTC <= utc(served), `the late one landed in a second already served (${late.UpdateUTC}, served up to ${utc(served)})`);
+    assert.ok(late.UpdateUTC >= first.UpdateUTC, 'at or after the mark');
+    assert.ok(first.LastOperationMode === 1 && late.LastOperationMode === 1, 'with their new mode');
     assert.equal(caught.length, 0);
   });
 
