@@ -7,7 +7,8 @@
  * literal category, color, icon, defaults, credentials, inputs and outputs.
  * Plus the editor conventions users notice: help and message catalogues per node, icons
  * white on transparent with unique names, a palette colour from Node-RED's palette, port
- * labels on multi-output nodes.
+ * labels on multi-output nodes. And the README, the package's page: at most 15,000 bytes, no
+ * figure true of one machine only, its links resolving.
  */
 const assert = require('assert');
 const fs = require('fs');
@@ -284,6 +285,44 @@ describe('Flow Library scorecard (offline checks of node-red-dev validate)', fun
         }
       }
     });
+  });
+});
+
+describe('the README (the way in; issue 44)', function () {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  /** GitHub's anchor of a Markdown heading. */
+  const slug = (h) => h.trim().toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-');
+  /** The anchors of the headings of Markdown file `f` (fenced code left out). */
+  const anchors = (f) => {
+    const text = fs.readFileSync(f, 'utf8').replace(/^```[\s\S]*?^```/gm, '');
+    return new Set([...text.matchAll(/^#+ (.*)$/gm)].map((m) => slug(m[1])));
+  };
+
+  it('is at most 15,000 bytes: the reference is in docs/', function () {
+    const size = Buffer.byteLength(readme);
+    assert.ok(size <= 15000, `README.md is ${size} bytes; move reference material to docs/`);
+  });
+
+  it('states no test count or suite time, which are true of one machine only (docs/testing.md has them)', function () {
+    assert.doesNotMatch(readme, /\b\d[\d,]* tests\b/, 'a test count');
+    assert.doesNotMatch(readme, /\b\d+(\.\d+)? ?(minutes|min)\b/, 'a time in minutes');
+  });
+
+  it('its links, and the docs\' links to it, reach files and headings that exist', function () {
+    const docs = fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => path.join(ROOT, 'docs', f));
+    const bad = [];
+    for (const from of [path.join(ROOT, 'README.md'), ...docs]) {
+      for (const m of fs.readFileSync(from, 'utf8').matchAll(/\]\(([^)\s]+)\)|src="([^"]+)"/g)) {
+        const [file, frag] = (m[1] || m[2]).split('#');
+        if (/^[a-z]+:/.test(file)) continue;
+        const to = file ? path.resolve(path.dirname(from), file) : from;
+        // The README's own links, and every link of docs/ into the README.
+        if (from !== path.join(ROOT, 'README.md') && to !== path.join(ROOT, 'README.md')) continue;
+        if (!fs.existsSync(to)) bad.push(`${path.relative(ROOT, from)}: ${m[0]} (no such file)`);
+        else if (frag && to.endsWith('.md') && !anchors(to).has(frag)) bad.push(`${path.relative(ROOT, from)}: ${m[0]} (no such heading)`);
+      }
+    }
+    assert.deepStrictEqual(bad, []);
   });
 });
 
