@@ -314,6 +314,29 @@ function fleetPerTest(prefix, seed) {
   return ctx;
 }
 
+/**
+ * Mocha hooks for the suite of a Node-RED with adminAuth: before its tests a simulator and a
+ * child Node-RED whose `users` ({username, permissions}) all have `password`; both stopped,
+ * and the user directory removed, after them. Returns the context, whose `sim`, `red` and
+ * `dir` are set once the hooks have run.
+ */
+function authRedPerSuite(users, password) {
+  const { startSimulator } = require('../../dist/simulator');
+  const ctx = {};
+  before(async function () {
+    ctx.sim = await startSimulator({ port: 0, host: '127.0.0.1' });
+    ctx.dir = makeUserDir();
+    addAdminAuth(ctx.dir, users, password);
+    ctx.red = await new ChildRed(ctx.dir, { readyPath: '/auth/login' }).start();
+  });
+  after(async function () {
+    if (ctx.red) await ctx.red.kill('SIGKILL');
+    if (ctx.sim) await ctx.sim.close();
+    if (ctx.dir) fs.rmSync(ctx.dir, { recursive: true, force: true });
+  });
+  return ctx;
+}
+
 /** A fleet's flow: tab1, the iotgw-redis node r (`redis`: its properties), the account gw1 on the shared budget through r, then `nodes`. */
 function fleetFlows(sim, redis, nodes) {
   return [
@@ -324,4 +347,4 @@ function fleetFlows(sim, redis, nodes) {
   ];
 }
 
-module.exports = { ChildRed, makeUserDir, addAdminAuth, freePort, waitFor, holdCall, held, drained, backlogMissing, recordLines, childGateway, statusPoller, appendNode, RedFleet, fleetPerTest, fleetFlows };
+module.exports = { ChildRed, makeUserDir, addAdminAuth, freePort, waitFor, holdCall, held, drained, backlogMissing, recordLines, childGateway, statusPoller, appendNode, RedFleet, fleetPerTest, fleetFlows, authRedPerSuite };

@@ -1,7 +1,8 @@
 'use strict';
 /**
  * Loopback network fixtures shared by the tests and the other helpers: a free port (also a
- * dead one: nothing listens there once it is returned), a CONNECT proxy, and the proxy
+ * dead one: nothing listens there once it is returned), a server listening on loopback that
+ * closes with its connections, a CONNECT proxy, and the proxy
  * variables of the environment set for one test and put back after it.
  */
 const http = require('node:http');
@@ -17,6 +18,27 @@ function freePort() {
       s.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * Listens with `server` (an http or net server) on a free loopback port and keeps its
+ * connections: `{url, close()}`, where close() destroys the connections still open (a
+ * keep-alive one or a socket a test left hanging) and then closes the server.
+ */
+async function listenLoopback(server) {
+  const sockets = new Set();
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise((r) => server.close(r));
+    },
+  };
 }
 
 /**
@@ -86,4 +108,4 @@ function directEnv(base = process.env) {
   return { ...base, http_proxy: '', https_proxy: '', HTTP_PROXY: '', HTTPS_PROXY: '', NO_PROXY: '127.0.0.1,localhost' };
 }
 
-module.exports = { freePort, connectProxy, setProxyEnv, proxiedEnv, directEnv, PROXY_VARS };
+module.exports = { freePort, listenLoopback, connectProxy, setProxyEnv, proxiedEnv, directEnv, PROXY_VARS };

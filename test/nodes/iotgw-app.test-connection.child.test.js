@@ -7,32 +7,16 @@
  * for a user allowed to edit (permissions "*"), without echoing the credential.
  */
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const { ChildRed, makeUserDir, addAdminAuth } = require('../helpers/child-red');
-const { startSimulator } = require('../../dist/simulator');
+const { authRedPerSuite } = require('../helpers/child-red');
 
 const PASSWORD = 'editor-password-1';
 
 describe('test connection routes with adminAuth (issue 26)', function () {
   this.timeout(60000);
-  let sim;
-  let red;
-  let dir;
-
-  before(async function () {
-    sim = await startSimulator({ port: 0, host: '127.0.0.1' });
-    dir = makeUserDir();
-    addAdminAuth(dir, [{ username: 'admin', permissions: '*' }, { username: 'viewer', permissions: 'read' }], PASSWORD);
-    red = await new ChildRed(dir, { readyPath: '/auth/login' }).start();
-  });
-  after(async function () {
-    if (red) await red.kill('SIGKILL');
-    if (sim) await sim.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const ctx = authRedPerSuite([{ username: 'admin', permissions: '*' }, { username: 'viewer', permissions: 'read' }], PASSWORD);
 
   async function post(route, body, token) {
-    const r = await fetch(`${red.url}${route}`, {
+    const r = await fetch(`${ctx.red.url}${route}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
       body: JSON.stringify(body),
@@ -42,25 +26,25 @@ describe('test connection routes with adminAuth (issue 26)', function () {
 
   /** Each route, the body of a good account and its secret. */
   const ROUTES = {
-    '/iotgw-app/test-connection': { secret: 'app-demo-token', body: () => ({ baseUrl: sim.appUrl, credentials: { authToken: 'app-demo-token' } }) },
-    '/iotgw/test-connection': { secret: 'demo-secret', body: () => ({ baseUrl: sim.url, apiVersion: '1.0', credentials: { clientId: 'demo', clientSecret: 'demo-secret' } }) },
+    '/iotgw-app/test-connection': { secret: 'app-demo-token', body: () => ({ baseUrl: ctx.sim.appUrl, credentials: { authToken: 'app-demo-token' } }) },
+    '/iotgw/test-connection': { secret: 'demo-secret', body: () => ({ baseUrl: ctx.sim.url, apiVersion: '1.0', credentials: { clientId: 'demo', clientSecret: 'demo-secret' } }) },
   };
 
   for (const [route, { secret, body }] of Object.entries(ROUTES)) {
     it(`POST ${route}: 401 without a login and for a read-only user; tests for a user allowed to edit`, async function () {
-      sim.server.calls.length = 0;
+      ctx.sim.server.calls.length = 0;
       const anon = await post(route, body());
       assert.equal(anon.status, 401, anon.text);
-      const viewer = await red.login('viewer', PASSWORD);
+      const viewer = await ctx.red.login('viewer', PASSWORD);
       const refused = await post(route, body(), viewer.access_token);
       assert.equal(refused.status, 401, refused.text);
-      assert.deepEqual(sim.server.calls, [], 'a refused test calls nothing');
-      const admin = await red.login('admin', PASSWORD);
+      assert.deepEqual(ctx.sim.server.calls, [], 'a refused test calls nothing');
+      const admin = await ctx.red.login('admin', PASSWORD);
       const ok = await post(route, body(), admin.access_token);
       assert.equal(ok.status, 200, ok.text);
       const r = JSON.parse(ok.text);
       assert.equal(r.ok, true, r.message);
-      assert.equal(sim.server.calls.length, 1);
+      assert.equal(ctx.sim.server.calls.length, 1);
       assert.ok(!ok.text.includes(secret), ok.text);
     });
   }

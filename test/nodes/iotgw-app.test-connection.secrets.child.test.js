@@ -10,10 +10,8 @@
  * time per user: the same user's second one is refused while another user's runs.
  */
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const { ChildRed, makeUserDir, addAdminAuth } = require('../helpers/child-red');
+const { authRedPerSuite } = require('../helpers/child-red');
 const { startRecorder } = require('../helpers/recorder');
-const { startSimulator } = require('../../dist/simulator');
 
 const PASSWORD = 'editor-password-1';
 const STORED = {
@@ -27,19 +25,16 @@ const SECRETS = Object.values(STORED).flatMap((c) => Object.entries(c).filter(([
 
 describe('test connection routes: stored secrets and callers, with adminAuth (issue 34)', function () {
   this.timeout(60000);
+  const ctx = authRedPerSuite([{ username: 'admin', permissions: '*' }, { username: 'editor', permissions: ['iotgw-app.write', 'iotgw-gateway.write'] }], PASSWORD);
   let sim;
-  let rec;
   let red;
-  let dir;
+  let rec;
   let admin;
   let editor;
 
   before(async function () {
-    sim = await startSimulator({ port: 0, host: '127.0.0.1' });
+    ({ sim, red } = ctx);
     rec = await startRecorder();
-    dir = makeUserDir();
-    addAdminAuth(dir, [{ username: 'admin', permissions: '*' }, { username: 'editor', permissions: ['iotgw-app.write', 'iotgw-gateway.write'] }], PASSWORD);
-    red = await new ChildRed(dir, { readyPath: '/auth/login' }).start();
     admin = (await red.login('admin', PASSWORD)).access_token;
     editor = (await red.login('editor', PASSWORD)).access_token;
     const flows = [
@@ -60,10 +55,7 @@ describe('test connection routes: stored secrets and callers, with adminAuth (is
     assert.equal((await fetch(`${red.url}/flows`, { headers: { authorization: `Bearer ${editor}` } })).status, 401);
   });
   after(async function () {
-    if (red) await red.kill('SIGKILL');
     if (rec) await rec.close();
-    if (sim) await sim.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   async function post(route, body, token) {

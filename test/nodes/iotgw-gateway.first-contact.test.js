@@ -13,7 +13,7 @@
 const assert = require('node:assert/strict');
 const net = require('node:net');
 const { simulatorPerTest, gatewayNode, load, until, collect, catchAll, recordStatuses, DEMO_CREDS } = require('../helpers/harness');
-const { freePort } = require('../helpers/net');
+const { freePort, listenLoopback } = require('../helpers/net');
 const { checkBaseUrl } = require('../../dist/lib/transport/http');
 const { localhostTypo, networkCause, BasePathWatch } = require('../../dist/lib/transport/network-cause');
 const { GatewayError } = require('../../dist/lib/common/errors');
@@ -31,22 +31,13 @@ function said(text, key, english) {
 }
 
 /** A loopback TCP server that does `onSocket` with every connection. */
-async function rawServer(onSocket) {
-  const sockets = new Set();
-  const server = net.createServer((sock) => {
-    sockets.add(sock);
-    sock.on('error', () => {});
-    sock.on('close', () => sockets.delete(sock));
-    onSocket(sock);
-  });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${server.address().port}`,
-    close: () => {
-      for (const s of sockets) s.destroy();
-      return new Promise((r) => server.close(r));
-    },
-  };
+function rawServer(onSocket) {
+  return listenLoopback(
+    net.createServer((sock) => {
+      sock.on('error', () => {});
+      onSocket(sock);
+    }),
+  );
 }
 
 describe('iotgw-gateway: first contact (issue 26)', function () {

@@ -12,23 +12,10 @@
 const assert = require('node:assert/strict');
 const http = require('node:http');
 const { ApiClient } = require('../../../dist/lib/transport/http');
+const { listenLoopback } = require('../../helpers/net');
 
-async function server(handler) {
-  const sockets = new Set();
-  const srv = http.createServer(handler);
-  srv.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${srv.address().port}`,
-    close: () => {
-      for (const s of sockets) s.destroy();
-      return new Promise((r) => srv.close(r));
-    },
-  };
-}
+/** A loopback HTTP server answering with `handler`: {url, close()}. */
+const server = (handler) => listenLoopback(http.createServer(handler));
 
 describe('ApiClient call path (units against a loopback server)', function () {
   this.timeout(15000);
