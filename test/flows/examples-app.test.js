@@ -17,6 +17,23 @@ function loadAppExample(file, sim) {
   });
 }
 
+/**
+ * Presses the example's injects `<prefix>-inject-<name>` in turn, each once the one before
+ * has answered: those named in `ok` into the debug node `<prefix>-debug`, then `bad` into the
+ * Catch's debug node `<prefix>-error`. What each of the two received.
+ */
+async function pressInTurn(n, prefix, ok, bad) {
+  const out = collect(n.get(`${prefix}-debug`));
+  const errors = collect(n.get(`${prefix}-error`));
+  for (const [i, name] of ok.entries()) {
+    n.get(`${prefix}-inject-${name}`).receive({});
+    await until(() => out.length === i + 1);
+  }
+  n.get(`${prefix}-inject-${bad}`).receive({});
+  await until(() => errors.length === 1);
+  return { out, errors };
+}
+
 describe('example flows of the application API nodes', function () {
   let sim;
   simulatorPerTest({}, (s) => (sim = s));
@@ -34,14 +51,7 @@ describe('example flows of the application API nodes', function () {
 
   it('app-user.json: the current user, a colleague, and FORBIDDEN for another account\'s user', async function () {
     const n = await loadAppExample('app-user.json', sim);
-    const out = collect(n.get('iotgw-ex-app-user-debug'));
-    const errors = collect(n.get('iotgw-ex-app-user-error'));
-    n.get('iotgw-ex-app-user-inject-me').receive({});
-    await until(() => out.length === 1);
-    n.get('iotgw-ex-app-user-inject-colleague').receive({});
-    await until(() => out.length === 2);
-    n.get('iotgw-ex-app-user-inject-other').receive({});
-    await until(() => errors.length === 1);
+    const { out, errors } = await pressInTurn(n, 'iotgw-ex-app-user', ['me', 'colleague'], 'other');
     assert.deepEqual(out.map((m) => m.payload.username), ['demo', 'operator']);
     assert.equal(errors[0].error.code, 'FORBIDDEN');
   });
@@ -63,14 +73,7 @@ describe('example flows of the application API nodes', function () {
 
   it('app-tag-config.json: by tag ID, by serial number through msg.query, NOT_FOUND for an unknown tag', async function () {
     const n = await loadAppExample('app-tag-config.json', sim);
-    const out = collect(n.get('iotgw-ex-app-tagcfg-debug'));
-    const errors = collect(n.get('iotgw-ex-app-tagcfg-error'));
-    n.get('iotgw-ex-app-tagcfg-inject-id').receive({});
-    await until(() => out.length === 1);
-    n.get('iotgw-ex-app-tagcfg-inject-serial').receive({});
-    await until(() => out.length === 2);
-    n.get('iotgw-ex-app-tagcfg-inject-unknown').receive({});
-    await until(() => errors.length === 1);
+    const { out, errors } = await pressInTurn(n, 'iotgw-ex-app-tagcfg', ['id', 'serial'], 'unknown');
     assert.equal(out[0].payload.tag_id, '00000003-0000-4000-8000-000000000001');
     assert.equal(out[1].payload.serial_number, 'SN000002');
     assert.equal(out[1].payload.version, 1);

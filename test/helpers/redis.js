@@ -478,4 +478,18 @@ function accountsFlow(sim, { ids, redis, redisUrl, keyPrefix, timeoutSeconds }) 
   return nodes;
 }
 
-module.exports = { accountsFlow, RedisServer, SentinelSet, ClusterSet, describeRedis, findRedisServer, freePort, cli, fakeRedis, streamBulk, until };
+/**
+ * For a loaded accountsFlow: sends `perNode` msgs to each node of `ids` in turn (msg k of the
+ * `ids.length * perNode`, node j's i-th being k = j * perNode + i, is `msg(k)`), and waits
+ * until every one has ended at the helper ok or caught (30 s). What each received.
+ */
+async function sendTogether(ids, perNode, msg) {
+  const { helper, collect, until: waitHelper } = require('./harness');
+  const ok = collect(helper.getNode('ok'));
+  const caught = collect(helper.getNode('caught'));
+  for (let i = 0; i < perNode; i++) ids.forEach((id, j) => helper.getNode(id).receive(msg(j * perNode + i)));
+  await waitHelper(() => ok.length + caught.length === ids.length * perNode, 30000, 'every msg ended');
+  return { ok, caught };
+}
+
+module.exports = { accountsFlow, sendTogether, RedisServer, SentinelSet, ClusterSet, describeRedis, findRedisServer, freePort, cli, fakeRedis, streamBulk, until };

@@ -6,8 +6,8 @@
  * Without Redis the same flow provokes 429s (the test can fail).
  */
 const assert = require('node:assert/strict');
-const { simulatorPerTest, helper, until, collect, DEMO_CREDS, ALL_NODES } = require('../helpers/harness');
-const { describeRedis, accountsFlow } = require('../helpers/redis');
+const { simulatorPerTest, helper, DEMO_CREDS, ALL_NODES } = require('../helpers/harness');
+const { describeRedis, accountsFlow, sendTogether } = require('../helpers/redis');
 
 describeRedis('the INFO group shared through Redis (simulator, real redis-server)', function (ctx) {
   let sim;
@@ -19,14 +19,7 @@ describeRedis('the INFO group shared through Redis (simulator, real redis-server
     const flow = accountsFlow(sim, { ids: ['A', 'B'], redis, redisUrl: ctx.server.url, keyPrefix: prefix, timeoutSeconds: 10 });
     for (const x of ['A', 'B']) flow.push({ id: `info${x}`, z: 'flow', type: 'iotgw-gateway-info', gateway: `gw${x}`, what: 'broadcast', wires: [['ok']] });
     await helper.load(ALL_NODES, flow, { gwA: DEMO_CREDS, gwB: DEMO_CREDS, r: {} });
-    const ok = collect(helper.getNode('ok'));
-    const caught = collect(helper.getNode('caught'));
-    for (let i = 0; i < perNode; i++) {
-      helper.getNode('infoA').receive({ n: i });
-      helper.getNode('infoB').receive({ n: perNode + i });
-    }
-    await until(() => ok.length + caught.length === 2 * perNode, 30000, 'every msg ended');
-    return { ok, caught };
+    return sendTogether(['infoA', 'infoB'], perNode, (k) => ({ n: k }));
   }
 
   it('with redis: both accounts pace info/* in one window, 0 429s', async function () {
