@@ -15,7 +15,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
-const { jobsForLoad, otherLoad, schedule } = require('../../scripts/test');
+const { jobsForLoad, otherLoad, schedule, coreSpeed } = require('../../scripts/test');
 
 const ROOT = path.resolve(__dirname, '../..');
 const MOCHA = require.resolve('mocha/bin/mocha.js');
@@ -111,6 +111,19 @@ describe('the suite itself', function () {
     assert.equal(jobsForLoad(2, 20), 2);
     assert.equal(jobsForLoad(1, 0), 4);
     assert.equal(jobsForLoad(16, 1), 62);
+    // Slower cores, fewer workers: 1.6 times slower than the reference (issue 44's machine) 5 on
+    // 2 idle cores, 2 on one; never more than 4 per core on faster ones, never fewer than 2.
+    assert.equal(jobsForLoad(2, 0, 1 / 1.6), 5);
+    assert.equal(jobsForLoad(1, 0, 1 / 1.6), 2);
+    assert.equal(jobsForLoad(2, 0, 3), 8);
+    assert.equal(jobsForLoad(2, 1, 0.5), 2);
+    assert.equal(jobsForLoad(2, 0, 0.01), 2);
+  });
+
+  it("measures one core's speed against the reference", function () {
+    const { ms, speed } = coreSpeed(2);
+    assert.ok(ms > 0 && Number.isFinite(ms), String(ms));
+    assert.ok(speed > 0 && Number.isFinite(speed), String(speed));
   });
 
   it('hands out the longest files first, with no more than half the workers (two at least, three at most) on browser files', function () {
