@@ -284,12 +284,8 @@ export class ApiClient {
     return res.statusCode === 401 && spec.auth?.renew !== undefined && spec.auth.renew(authHeaders);
   }
 
-  /**
-   * 429, 503 and a 2xx that says "rate exceeded" are one case for the group's pacing. A 429
-   * and a throttling ErrorID say the request was refused before any work (real-services.md:
-   * "nothing was done"), so it goes again after the wait; a 503 promises nothing (a proxy
-   * may answer it after the gateway did the work), so only an idempotent request goes again.
-   */
+  /** 429, 503 and a 2xx "rate exceeded" pace the group alike; only a 429 and the 2xx say nothing was done
+   *  (real-services.md): a 503 may come after the work, so only an idempotent request goes again on it. */
   private isThrottled(res: ApiResponse, spec: RequestSpec): boolean {
     const status = res.statusCode;
     return status === 429 || status === 503 || (status >= 200 && status < 300 && (spec.throttled ?? this.options.throttled)?.(res) === true);
