@@ -13,6 +13,7 @@ import { GatewayError, badInput } from '../lib/common/errors';
 import { int64Key, int64Out } from '../lib/common/int64';
 import { errorStatus, handleInput, isPlainObject, numberSetting, t, useConfigNode, type Msg } from '../lib/node-red/node-kit';
 import { CLOSED_STATES, STATE_NAMES, type StatusRecord } from '../lib/api/terminal';
+import { shownEntry } from '../lib/api/gateway-errors';
 import { isGateway, joinProblems } from '../lib/node-red/guards';
 import type { GatewayNode } from '../lib/node-red/config-nodes';
 
@@ -136,7 +137,8 @@ class WatchList {
 
   /** A record with only ID and ErrorID > 0: the gateway does not know the message. Failed. */
   private resolveUnknown(key: string, w: Watch, rec: StatusRecord, errorId: number): void {
-    const named = this.gw instanceof GatewayError ? undefined : this.gw.catalogue.lookup(errorId);
+    const found = this.gw instanceof GatewayError ? undefined : this.gw.catalogue.lookup(errorId);
+    const named = found && shownEntry(found);
     this.emit(key, w, 1, {
       ID: int64Out(BigInt(key)),
       outcome: 'failed',

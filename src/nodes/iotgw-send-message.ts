@@ -15,7 +15,8 @@
 import type { Node, NodeAPI, NodeDef } from 'node-red';
 import { SendPool } from '../lib/node-red/send-pool';
 import { submitToOutputs } from '../lib/node-red/submit-results';
-import { GatewayError, badInput } from '../lib/common/errors';
+import { GatewayError, badInput, toGatewayError } from '../lib/common/errors';
+import { partialError, type PartialResults } from '../lib/api/partial';
 import { MAX_JSON_DEPTH, bodyProblem, showValue } from '../lib/common/int64';
 import { handleInput, isPlainObject, mergeQuery, numberSetting, useConfigNode, type Msg, nodeAbortController } from '../lib/node-red/node-kit';
 import type { SubmitResult } from '../lib/api/terminal';
@@ -118,21 +119,46 @@ function checkItems(payload: unknown, defs: Definitions | undefined, d: ItemDefa
   return items;
 }
 
+/** What a call of the msg gave: its results, or its error and (from the batcher) the results it has. */
+type Outcome = PromiseSettledResult<Array<SubmitResult | undefined>>;
+
+/** Each item's entries (one, or one per destination), or undefined where its call failed; the first failure in input order. */
+function byItem(items: Checked[], one: Outcome, many: Outcome[]): { entries: Array<Array<SubmitResult | undefined> | undefined>; failure?: unknown } {
+  const singles = one.status === 'fulfilled' ? one.value : ((one.reason as { partial?: PartialResults<SubmitResult> }).partial?.results ?? []);
+  let failure: unknown;
+  let s = 0;
+  let m = 0;
+  const entries = items.map((it) => {
+    if (isMultiple(it)) {
+      const o = many[m++]!;
+      if (o.status === 'fulfilled') return o.value;
+      failure ??= o.reason;
+      return undefined;
+    }
+    const r = singles[s++];
+    if (r !== undefined) return [r];
+    if (one.status === 'rejected') failure ??= one.reason;
+    return undefined;
+  });
+  return { entries, failure };
+}
+
 /**
  * The results in input order: the messages to one terminal through the pool (batched), each
  * message to many in a call of its own (one result per destination, in the order given).
+ * Every call runs to its end; when one failed, the msg ends with its error carrying what the
+ * others gave (`err.partial`: `results` by output entry, undefined where unknown, and
+ * `failed`: the positions of the messages without results), so a retry never sends the rest again.
  */
 async function submitAll(items: Checked[], single: (list: GeneralItem[]) => Promise<SubmitResult[]>, multiple: (it: MultipleItem) => Promise<SubmitResult[]>): Promise<SubmitResult[]> {
   const singles = items.filter((it): it is GeneralItem => !isMultiple(it));
-  const [one, ...many] = await Promise.all([singles.length ? single(singles) : Promise.resolve([]), ...items.filter(isMultiple).map(multiple)]);
-  const out: SubmitResult[] = [];
-  let s = 0;
-  let m = 0;
-  for (const it of items) {
-    if (isMultiple(it)) out.push(...many[m++]!);
-    else out.push(one![s++]!);
-  }
-  return out;
+  const [one, ...many] = await Promise.allSettled([singles.length ? single(singles) : Promise.resolve([]), ...items.filter(isMultiple).map(multiple)]);
+  const { entries, failure } = byItem(items, one!, many);
+  if (failure === undefined) return entries.flat() as SubmitResult[];
+  const results = entries.flatMap((e, i) => e ?? new Array<undefined>(isMultiple(items[i]!) ? (items[i] as MultipleItem).Destinations.length : 1).fill(undefined));
+  const failed = entries.flatMap((e, i) => (e === undefined ? [i] : []));
+  const some = results.some((r) => r !== undefined);
+  throw partialError(toGatewayError(failure), some ? { results, failed } : undefined);
 }
 
 function startSendMessage(RED: NodeAPI, node: Node, config: SendMessageConfig): void {

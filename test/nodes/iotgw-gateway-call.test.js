@@ -2,11 +2,13 @@
 /**
  * iotgw-gateway-call against the simulator (issue 35): any call under /api/v{version}/ with
  * the account's token and limits; terminal/reset with its body as the simulator recorded it;
- * a top-level ErrorID named from the live catalogue; a POST never sent again once it may have
- * arrived; and every path that could leave the base refused before anything is sent.
+ * a top-level ErrorID named from the live catalogue (its text bounded, control characters
+ * escaped); a POST never sent again once it may have arrived (a reset, a 503), and sent again
+ * after a 429; and every path that could leave the base refused before anything is sent.
  */
 const assert = require('node:assert/strict');
 const { simulatorPerTest, gatewayNode, load, until, collect, catchAll, recordWarnings } = require('../helpers/harness');
+const { TerminalClient } = require('../../dist');
 
 describe('iotgw-gateway-call against the simulator', function () {
   let sim;
@@ -66,6 +68,53 @@ describe('iotgw-gateway-call against the simulator', function () {
     n.get('call').receive({ payload: [{ DestinationID: '01000001SKYA001', Mode: 0, WakeupInterval: 0 }] });
     await until(() => caught.length === 1, 20000);
     assert.equal(sim.server.callsTo('terminal/mode').length, 1, 'sent once');
+  });
+
+  it('a POST answered 503 after the gateway did the work is sent once (RATE_LIMITED, said); a POST refused with 429 goes again after the wait (issue 43)', async function () {
+    const n = await load(flow({ method: 'POST', path: 'terminal/reset' }, { maxRetries: 3, rateLimitWindowSeconds: 1 }));
+    const out = collect(n.get('out'));
+    const caught = collect(n.get('caught'));
+    // A proxy that answers 503 once the gateway has done the reset, every time.
+    sim.server.inject({ route: 'terminal/command-reset', phase: 'after', status: 503, body: { Message: 'Service Unavailable' }, times: Infinity });
+    n.get('call').receive({ payload: { DestinationID: '01000001SKYA001', ResetType: 1 } });
+    await until(() => caught.length === 1, 30000, 'the 503 to end the msg');
+    assert.equal(sim.server.callsTo('terminal/command-reset').length, 1, 'sent once');
+    assert.equal(sim.terminal.commands.commands.length, 1, 'one reset done');
+    assert.equal(caught[0].error.code, 'RATE_LIMITED');
+    assert.match(caught[0].error.message, /HTTP 503.*not sent again/);
+    sim.server.clearFaults();
+    // A 429 says the request was refused before any work: it goes again after the wait.
+    sim.server.inject({ route: 'terminal/command-reset', kind: 'rate-limit', retryAfter: 1, times: 1 });
+    n.get('call').receive({ payload: { DestinationID: '01000001SKYA001', ResetType: 1 } });
+    await until(() => out.length === 1 || caught.length === 2, 30000, 'the 429 msg to end');
+    assert.deepEqual(caught.slice(1).map((c) => c.error.message), []);
+    assert.equal(sim.server.callsTo('terminal/command-reset').length, 3, 'the refused POST and its one resend');
+    assert.equal(sim.terminal.commands.commands.length, 2, 'one more reset done');
+  });
+
+  it('a catalogue name and description of 1 MB with HTML, ESC and CRLF reach the message and err.errorName bounded, control characters escaped (issue 43)', async function () {
+    const big = '<img src=x onerror=alert(1)>\u001b[31m\r\nX-Injected: 1\r\n' + 'A'.repeat(1024 * 1024);
+    // Served to the node's account and to a TerminalClient, once each.
+    sim.server.inject({ route: 'terminal/info', status: 200, body: { ErrorID: 0, Version: '1', ErrorCodes: [{ ID: 109, Name: big, Description: big }] }, times: 2 });
+    const n = await load(flow({ path: 'info/terminals' }));
+    const caught = collect(n.get('caught'));
+    n.get('call').receive({ query: { PageSize: 5000 } });
+    await until(() => caught.length === 1, 30000);
+    assert.equal(caught[0].error.code, 'GATEWAY_ERROR');
+    const client = new TerminalClient({ baseUrl: sim.url, token: 'demo-token', rateLimitCalls: 0 });
+    const e = await client.call({ method: 'GET', path: 'info/terminals', query: { PageSize: 5000 } }).then(
+      () => assert.fail('no error'),
+      (err) => err,
+    );
+    await client.close();
+    assert.equal(e.errorId, 109);
+    for (const [what, text] of [['msg.error.message', caught[0].error.message], ['err.message', e.message], ['err.errorName', e.errorName]]) {
+      assert.ok(text.length < 1200, `${what}: ${text.length} chars`);
+      assert.ok(![...text].some((ch) => ch < ' ' || ch === '\u007f'), `${what}: no control character`);
+      assert.ok(text.includes('<img src=x onerror=alert(1)>\\u001b[31m\\r\\nX-Injected: 1\\r\\n'), `${what}: the text as sent, its escapes visible: ${text.slice(0, 120)}`);
+      assert.match(text, /\(1048\d{3} chars\)/, `${what}: says how long it was`);
+    }
+    assert.equal(sim.server.faults.length, 0, 'the catalogue was asked once by each');
   });
 
   it('bad input (a path leaving the base, a method other than GET or POST, a body that is not JSON data) is BAD_INPUT; nothing is sent', async function () {

@@ -112,18 +112,24 @@ describe('iotgw-gateway: auth, limits, retries and faults', function () {
     assert.ok(calls[2].at - calls[1].at >= 900, `waited about the window (${calls[2].at - calls[1].at} ms)`);
   });
 
-  it('honours Retry-After on 429 and 503', async function () {
+  it('honours Retry-After on 429; a POST answered 503 is not sent again (a 503 can come after the work: issue 43)', async function () {
     const n = await load(modeFlow());
     const ok = collect(n.get('ok'));
-    sim.inject({ route: 'terminal/mode', status: 429, headers: { 'retry-after': '1' } });
-    sim.inject({ route: 'terminal/mode', status: 503, headers: { 'retry-after': '1' } });
+    const caught = collect(n.get('caught'));
+    sim.inject({ route: 'terminal/mode', status: 429, headers: { 'retry-after': '1' }, times: 2 });
     n.get('mode').receive({ payload: ITEM });
-    await until(() => ok.length === 1, 8000);
+    await until(() => ok.length === 1, 30000);
     const calls = sim.server.callsTo('terminal/mode');
-    assert.deepEqual(calls.map((c) => c.status), [429, 503, 200]);
+    assert.deepEqual(calls.map((c) => c.status), [429, 429, 200]);
     assert.ok(calls[1].at - calls[0].at >= 900);
     assert.ok(calls[2].at - calls[1].at >= 900);
     assert.equal(sim.terminal.counters.submitted, 1);
+    sim.inject({ route: 'terminal/mode', status: 503, headers: { 'retry-after': '1' } });
+    n.get('mode').receive({ payload: ITEM });
+    await until(() => caught.length === 1, 30000);
+    assert.equal(caught[0].error.code, 'RATE_LIMITED');
+    assert.match(caught[0].error.message, /HTTP 503.*not sent again/);
+    assert.equal(sim.server.callsTo('terminal/mode').length, 4, 'the 503 POST sent once');
   });
 
   it('gives up with RATE_LIMITED when the retries run out', async function () {

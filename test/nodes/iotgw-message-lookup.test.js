@@ -2,7 +2,8 @@
 /**
  * iotgw-message-lookup against the simulator (issue 35): 250 IDs looked up in 3 calls of at
  * most 100, joined back in input order, the 2 unknown ones in msg.unknown; whole messages;
- * IDs above 2^53 exact; bad IDs refused before anything is sent.
+ * IDs above 2^53 exact; bad IDs refused before anything is sent; one of the calls failing
+ * keeps the other calls' records with the error, and which IDs to look up again (issue 43).
  */
 const assert = require('node:assert/strict');
 const { simulatorPerTest, gatewayNode, load, until, collect, catchAll } = require('../helpers/harness');
@@ -14,7 +15,7 @@ describe('iotgw-message-lookup against the simulator', function () {
   let sim;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: 2500 } }, (s) => (sim = s));
 
-  const flow = (what = 'statuses') => [gatewayNode(sim), { id: 'lookup', type: 'iotgw-message-lookup', gateway: 'gw', what, wires: [['out']] }, { id: 'out', type: 'helper' }, ...catchAll()];
+  const flow = (what = 'statuses', gw = {}) => [gatewayNode(sim, gw), { id: 'lookup', type: 'iotgw-message-lookup', gateway: 'gw', what, wires: [['out']] }, { id: 'out', type: 'helper' }, ...catchAll()];
 
   /** `n` to-mobile messages sent to fleet terminals: their IDs. */
   async function sent(n) {
@@ -71,6 +72,35 @@ describe('iotgw-message-lookup against the simulator', function () {
     assert.deepEqual(out[0].payload.map((s) => s.ID), ['9223372036854775000']);
     assert.deepEqual(out[0].unknown, ['9223372036854775001']);
     assert.equal(new URLSearchParams(sim.server.callsTo('terminal/fw_statuses')[0].query).get('IDList'), '9223372036854775000,9223372036854775001');
+  });
+
+  it('150 IDs, one of the two calls failing (HTTP 500): the error keeps the other call\'s records (msg.results), msg.failed the IDs to look up again', async function () {
+    const ids = await sent(149);
+    ids.splice(60, 0, 99999999901);
+    const n = await load(flow('statuses', { maxRetries: 0 }));
+    const out = collect(n.get('out'));
+    const caught = collect(n.get('caught'));
+    sim.server.inject({ route: 'terminal/fw_statuses', kind: 'server-error', times: 1 });
+    n.get('lookup').receive({ payload: ids, keep: 'k' });
+    await until(() => caught.length === 1, 30000, 'the look-up to fail');
+    const calls = sim.server.callsTo('terminal/fw_statuses');
+    assert.equal(calls.length, 2);
+    const idsOf = (c) => new URLSearchParams(c.query).get('IDList').split(',');
+    const failedCall = calls.find((c) => c.status === 500);
+    const askedAgain = new Set(idsOf(failedCall));
+    const c = caught[0];
+    assert.equal(c.error.code, 'HTTP_ERROR');
+    assert.equal(c.keep, 'k');
+    assert.deepEqual(c.failed, ids.filter((id) => askedAgain.has(String(id))), 'the IDs of the failed call, in input order');
+    const answered = ids.filter((id) => !askedAgain.has(String(id)));
+    assert.deepEqual(c.results.map((s) => s.ID), answered.filter((id) => id !== 99999999901), 'the records of the answered call, in input order');
+    assert.deepEqual(c.unknown, answered.includes(99999999901) ? [99999999901] : []);
+    // A Catch flow looks up the failed part again: only those IDs are asked.
+    n.get('lookup').receive({ payload: c.failed });
+    await until(() => out.length === 1, 30000, 'the second look-up');
+    assert.equal(idsOf(sim.server.callsTo('terminal/fw_statuses')[2]).length, askedAgain.size, 'only the failed IDs asked again');
+    const all = [...c.results, ...out[0].payload].map((s) => String(s.ID)).sort();
+    assert.deepEqual(all, ids.filter((id) => id !== 99999999901).map(String).sort(), 'every record found once across the two');
   });
 
   it('an ID that is not an int64 (and an empty list) is BAD_INPUT naming it; nothing is sent', async function () {

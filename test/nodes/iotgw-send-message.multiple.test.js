@@ -45,6 +45,25 @@ describe('iotgw-send-message: one message to many destinations (submit/to_multip
     assert.equal(ok[0].keep, 1);
   });
 
+  it('a catalogue name and description of 1 MB with HTML, ESC and CRLF reach output 2 bounded, control characters escaped (issue 43)', async function () {
+    const dests = await fleet(2);
+    assert.ok(sim.terminal.suspend(dests[1]));
+    const big = '<script>alert(1)</script>\u001b]0;owned\u0007\r\nSet-Cookie: x\r\n' + 'B'.repeat(1024 * 1024);
+    sim.server.inject({ route: 'terminal/info', status: 200, body: { ErrorID: 0, Version: '1', ErrorCodes: [{ ID: 21786, Name: big, Description: big }] } });
+    const n = await load(flow());
+    const rejected = collect(n.get('rejected'));
+    n.get('send').receive({ payload: { Destinations: dests, RawPayload: RAW } });
+    await until(() => rejected.length === 1, 30000);
+    const r = rejected[0].payload[0];
+    assert.equal(r.ErrorID, 21786);
+    for (const k of ['ErrorName', 'ErrorDescription']) {
+      assert.ok(r[k].length < 2000, `${k}: ${r[k].length} chars`);
+      assert.ok(![...r[k]].some((ch) => ch < ' ' || ch === '\u007f'), `${k}: no control character`);
+      assert.ok(r[k].startsWith('<script>alert(1)</script>\\u001b]0;owned\\u0007\\r\\nSet-Cookie: x\\r\\nBBB'), `${k}: the text as sent, its escapes visible: ${r[k].slice(0, 80)}`);
+      assert.match(r[k], /\.\.\. \(1048\d{3} chars\)$/, `${k}: says how long it was`);
+    }
+  });
+
   it('messages to one and to many in one msg: one to_multiple call per such message, entries in input order (a broadcast ID too)', async function () {
     const dests = await fleet(4);
     const n = await load(flow());

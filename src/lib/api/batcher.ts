@@ -11,9 +11,13 @@
  * A message whose items span several calls ends when all of them have settled: with
  * every result in input order, or, if one call failed, with that error and the results
  * of the calls that did succeed attached as `err.partial` (so nothing the gateway
- * accepted goes unreported). Its items still queued are not sent.
+ * accepted goes unreported; `err.partial.failed` lists the input positions without one).
+ * Its items still queued are not sent.
  */
 import { GatewayError, quote } from '../common/errors';
+import { partialError, unanswered, type PartialResults } from './partial';
+
+export type { PartialResults } from './partial';
 
 export interface BatcherOptions<I, R, S> {
   maxBatch: () => number;
@@ -28,11 +32,6 @@ export interface BatcherOptions<I, R, S> {
   /** Sends one call with the slot held (and frees it); returns one result per item, in order. */
   send: (items: I[], slot: S, signal: AbortSignal) => Promise<R[]>;
   signal: AbortSignal;
-}
-
-export interface PartialResults<R> {
-  /** Results by input position; undefined where the item was not sent or its call failed. */
-  results: Array<R | undefined>;
 }
 
 class Owner<R> {
@@ -54,15 +53,8 @@ class Owner<R> {
     if (this.error) {
       this.settled = true;
       // Each message gets its own error object: one failed call can end several messages.
-      const src = this.error;
-      const err: GatewayError & { partial?: PartialResults<R> } = new GatewayError(src.code, src.message, {
-        statusCode: src.statusCode,
-        errorId: src.errorId,
-        errorName: src.errorName,
-        field: src.field,
-        cause: src,
-      });
-      if (this.results.some((r) => r !== undefined)) err.partial = { results: this.results };
+      const partial: PartialResults<R> | undefined = this.results.some((r) => r !== undefined) ? { results: this.results, failed: unanswered(this.results) } : undefined;
+      const err = partialError(this.error, partial);
       this.reject(err);
     } else if (this.queued === 0) {
       this.settled = true;

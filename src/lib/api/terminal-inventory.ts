@@ -11,7 +11,7 @@ import { schema } from '../common/schema';
 import type { Query } from '../transport/http';
 import { exactIds, parseReply } from './terminal';
 import { int64Out as exactInt64 } from '../common/int64';
-import { throwOnCallError } from './gateway-errors';
+import { shownEntry, throwOnCallError } from './gateway-errors';
 import { gatewayGet, type GatewayContext, type LookupOptions } from './gateway-context';
 
 export const INVENTORY_PATHS = { terminals: 'info/terminals', terminal: 'info/terminal' } as const;
@@ -126,7 +126,8 @@ export async function getTerminal(g: GatewayContext, primeId: string, o: LookupO
   if (!reply.Terminal) {
     const id = reply.ErrorID ?? 0;
     if (id > 0) await g.catalogue.load(o.signal);
-    const e = id > 0 ? g.catalogue.lookup(id) : undefined;
+    const found = id > 0 ? g.catalogue.lookup(id) : undefined;
+    const e = found && shownEntry(found);
     throw new GatewayError('NOT_FOUND', `${where}: the gateway knows no terminal ${showValue(primeId)}${id > 0 ? ` (ErrorID ${id}${e ? ` ${e.name}` : ''})` : ''}`, {
       statusCode: res.statusCode,
       ...(id > 0 ? { errorId: id } : {}),

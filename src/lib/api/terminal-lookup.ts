@@ -3,9 +3,11 @@
  * (whole messages), group GET, `IDList` as one comma-separated value. At most 100 IDs a
  * call: more are split and the records joined back in input order. An ID the gateway does
  * not know (no entry, or an entry with only its ID and an ErrorID: real-services.md, a
- * guess) is left out of the records and listed in `unknown`.
+ * guess) is left out of the records and listed in `unknown`. When one call fails, the
+ * others still end, and the error carries what they found (`err.partial`).
  */
-import { GatewayError, badInput } from '../common/errors';
+import { GatewayError, badInput, toGatewayError } from '../common/errors';
+import { partialError } from './partial';
 import { int64Key, int64Out, showValue } from '../common/int64';
 import { schema } from '../common/schema';
 import { STATE_NAMES, TRANSPORT_NAMES, exactIds, parseReply, statusRecord } from './terminal';
@@ -70,21 +72,46 @@ async function lookupChunk(g: GatewayContext, what: LookupWhat, ids: bigint[], o
   return out;
 }
 
-/** Looks up `ids` (checked int64s) in calls of at most `maxIds`; records joined in input order. */
+/** What a look-up that failed in part still gives (`err.partial`): the answered calls' records, and the IDs of the failed ones. */
+export interface LookupPartial {
+  /** The records of the known IDs of the calls that were answered, in input order. */
+  records: Array<Record<string, unknown>>;
+  /** The IDs those calls say the gateway does not know. */
+  unknown: Array<number | string>;
+  /** The IDs whose call failed, in input order: the part to look up again. */
+  failed: Array<number | string>;
+}
+
+/**
+ * Looks up `ids` (checked int64s) in calls of at most `maxIds`; records joined in input order.
+ * Every call runs to its end; when one failed, the look-up ends with its error carrying what
+ * the others found (`err.partial`, a LookupPartial).
+ */
 export async function lookupMessages(g: GatewayContext, what: LookupWhat, ids: bigint[], o: LookupOptions = {}, maxIds = MAX_LOOKUP_IDS): Promise<LookupResult> {
   const distinct = [...new Set(ids.map(String))].map((s) => BigInt(s));
   const chunks: bigint[][] = [];
   for (let i = 0; i < distinct.length; i += maxIds) chunks.push(distinct.slice(i, i + maxIds));
   // The calls leave as the account's limits allow; the join waits for them all.
-  const maps = await Promise.all(chunks.map((c) => lookupChunk(g, what, c, o)));
+  const settled = await Promise.allSettled(chunks.map((c) => lookupChunk(g, what, c, o)));
   const found = new Map<string, LookupRecord>();
-  for (const m of maps) for (const [k, r] of m) found.set(k, r);
+  const missed = new Set<string>();
+  let failure: unknown;
+  settled.forEach((s, i) => {
+    if (s.status === 'fulfilled') for (const [k, r] of s.value) found.set(k, r);
+    else {
+      failure ??= s.reason;
+      for (const id of chunks[i]!) missed.add(id.toString());
+    }
+  });
   const records: Array<Record<string, unknown>> = [];
   const unknown: Array<number | string> = [];
+  const failed: Array<number | string> = [];
   for (const id of ids) {
     const r = found.get(id.toString());
-    if (r && !isUnknownEntry(r)) records.push(named(r));
+    if (missed.has(id.toString())) failed.push(int64Out(id));
+    else if (r && !isUnknownEntry(r)) records.push(named(r));
     else unknown.push(int64Out(id));
   }
+  if (failure !== undefined) throw partialError<LookupPartial>(toGatewayError(failure), failed.length < ids.length ? { records, unknown, failed } : undefined);
   return { records, unknown, calls: chunks.length };
 }

@@ -67,6 +67,20 @@ export function quote(text: unknown, max = QUOTE_MAX): string {
   return `${s.slice(0, end)}... (${s.length} chars)`;
 }
 
+/** C0 and C1 controls, DEL, the line and paragraph separators and the bidi overrides. */
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const SHORT_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * Foreign text shown as a value (an ErrorID's name or description from the gateway's
+ * catalogue): bounded as `quote` bounds it, then every control character written as an
+ * escape (`\n`, `\r`, `\t`, `\u001b`), so no ESC sequence or line break reaches a log,
+ * a status or a msg; at most 6 x `max` characters and the length note.
+ */
+export function foreignText(text: unknown, max = QUOTE_MAX): string {
+  return quote(text, max).replace(CONTROL_CHARS, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 export class GatewayError extends Error {
   readonly code: ErrorCode;
   readonly statusCode?: number;

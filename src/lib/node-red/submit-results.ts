@@ -1,12 +1,14 @@
 /**
  * How the to-mobile submit nodes (iotgw-terminal-mode, iotgw-send-message) turn the
  * gateway's per-item results into their two outputs: accepted (ErrorID 0) on output 1,
- * rejected on output 2; a failed submit keeps the results it has in `msg.results`.
+ * rejected on output 2; a failed submit keeps the results it has in `msg.results` (null where
+ * none is known) and the items of msg.payload without one in `msg.failed`.
  */
 import type { NodeAPI, NodeMessage } from 'node-red';
 import { int64Out } from '../common/int64';
 import type { Msg } from './node-kit';
 import type { SubmitResult } from '../api/terminal';
+import type { PartialResults } from '../api/partial';
 
 /** IDs as the contract says: a number when safe, else a decimal string. */
 export function normaliseResult(r: SubmitResult): SubmitResult {
@@ -20,15 +22,21 @@ export function normaliseResult(r: SubmitResult): SubmitResult {
 
 /**
  * Awaits the submit and returns the two outputs. On failure the partial results (when the
- * error carries them) go to `msg.results` and the error is thrown on.
+ * error carries them) go to `msg.results`, the items without a result to `msg.failed`, and
+ * the error is thrown on.
  */
 export async function submitToOutputs(RED: NodeAPI, msg: Msg, submit: () => Promise<SubmitResult[]>): Promise<Array<NodeMessage | null>> {
   let results: SubmitResult[];
   try {
     results = await submit();
   } catch (err) {
-    const partial = (err as { partial?: { results: Array<SubmitResult | undefined> } }).partial;
-    if (partial) msg.results = partial.results.map((r) => (r ? normaliseResult(r) : null));
+    const partial = (err as { partial?: PartialResults<SubmitResult> }).partial;
+    if (partial) {
+      msg.results = partial.results.map((r) => (r ? normaliseResult(r) : null));
+      // The items of msg.payload without a result, as given: what a Catch flow may send again.
+      const list: unknown[] = Array.isArray(msg.payload) ? msg.payload : [msg.payload];
+      msg.failed = partial.failed.map((i) => list[i]);
+    }
     throw err;
   }
   const accepted: SubmitResult[] = [];

@@ -233,6 +233,8 @@ export class ApiClient {
       }
       if (this.isThrottled(res, spec)) {
         const wait = this.throttleWait(res, spec, attempt);
+        // A 503 may come from a proxy after the gateway did the work: a POST is not sent again.
+        if (res.statusCode === 503 && !spec.idempotent) throw this.firstReplies.annotate(errorFor(res, spec, 'not sent again: a 503 can come after the gateway did the work; check before sending it again', authHeaders));
         if (attempt >= this.options.maxRetries) throw throttledGiveUp(res, spec, attempt + 1, authHeaders);
         attempt++;
         await this.pause(wait, spec.signal);
@@ -282,7 +284,8 @@ export class ApiClient {
     return res.statusCode === 401 && spec.auth?.renew !== undefined && spec.auth.renew(authHeaders);
   }
 
-  /** 429, 503 and a 2xx that says "rate exceeded" are one case: nothing was done. */
+  /** 429, 503 and a 2xx "rate exceeded" pace the group alike; only a 429 and the 2xx say nothing was done
+   *  (real-services.md): a 503 may come after the work, so only an idempotent request goes again on it. */
   private isThrottled(res: ApiResponse, spec: RequestSpec): boolean {
     const status = res.statusCode;
     return status === 429 || status === 503 || (status >= 200 && status < 300 && (spec.throttled ?? this.options.throttled)?.(res) === true);

@@ -27,7 +27,7 @@ export interface ClientOptions {
   maxConcurrent: number;
   /** Most requests that may wait for a slot (per gate) before new ones are refused. */
   maxQueue?: number;
-  /** Retries of 429/503 (all methods) and of network errors and 5xx (GET only). */
+  /** Retries of 429 and throttling ErrorIDs (every request), and of 503, network errors and other 5xx (idempotent requests only). */
   maxRetries?: number;
   /** Throttle groups and their sliding-window limits. */
   groups?: Record<string, GroupLimit>;
@@ -95,7 +95,7 @@ export interface RequestSpec {
   /** Throttle group (SEND, GET, ...). */
   group?: string;
   auth?: AuthProvider;
-  /** May the request be sent again after a network error or a 5xx other than 503? */
+  /** May the request be sent again after a network error or a 5xx (503 included)? A POST that may have arrived: false. */
   idempotent?: boolean;
   signal?: AbortSignal;
   /** Accept a reply with no body. */

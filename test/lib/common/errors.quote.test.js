@@ -6,7 +6,7 @@
  * and no GatewayError message exceeds 2,000 characters whatever it holds.
  */
 const assert = require('node:assert/strict');
-const { GatewayError, quote, QUOTE_MAX, MESSAGE_MAX } = require('../../../dist/lib/common/errors');
+const { GatewayError, quote, foreignText, QUOTE_MAX, MESSAGE_MAX } = require('../../../dist/lib/common/errors');
 const { serverErrorText, asGatewayError, networkText } = require('../../../dist/lib/transport/failures');
 const { throwOnCallError } = require('../../../dist/lib/api/gateway-errors');
 const { parseReply } = require('../../../dist/lib/api/terminal');
@@ -48,6 +48,14 @@ describe('quotes of foreign text in error messages are bounded (issue 34)', func
     assert.ok(err.message.length < 600, `${err.message.length}`);
     assert.match(err.message, /y{100}\.\.\. \(10485760 chars\): y{300}\.\.\. \(10485760 chars\)/);
     assert.ok(err.errorName.length < 150);
+  });
+
+  it('foreignText(): bounded as quote() bounds, then every control character escaped (issue 43)', function () {
+    assert.equal(foreignText('NAME_OK'), 'NAME_OK');
+    assert.equal(foreignText('a\r\nb\tc\u001b[31m\u0000\u007f\u009b\u2028\u202e'), 'a\\r\\nb\\tc\\u001b[31m\\u0000\\u007f\\u009b\\u2028\\u202e');
+    assert.equal(foreignText('<b>x</b>'), '<b>x</b>', 'HTML stays text as given');
+    const long = foreignText('\u001b'.repeat(10) + BIG, 100);
+    assert.equal(long, `${'\\u001b'.repeat(10)}${'y'.repeat(90)}... (10485770 chars)`);
   });
 
   it("a reply's own key of 10 MB in a schema error is quoted bounded", function () {

@@ -9,14 +9,14 @@ import { joinProblems } from '../../common/checks';
 import type { Query } from '../../transport/http';
 import type { GatewayContext, LookupOptions } from '../gateway-context';
 import { checkPageSize, checkPrimeId, getTerminal, getTerminalsPage, type TerminalInfo, type TerminalPage } from '../terminal-inventory';
-import { lookupMessages, type LookupResult } from '../terminal-lookup';
+import { lookupMessages, type LookupPartial, type LookupResult } from '../terminal-lookup';
 import { getBroadcastIds, getServiceInfo, getSubaccounts, type BroadcastInfo, type ServiceInfo, type Subaccount } from '../service-info';
 import { checkCallBody, checkCallPath, checkGroup, checkMethod, gatewayCall } from '../gateway-call';
 import { DEFAULT_MAX_DESTINATIONS, checkMultipleItem, postToMultiple } from '../to-multiple';
 import { readIds } from '../terminal-inputs';
 import { exactIds, type SubmitResult } from '../terminal';
 
-export type { TerminalInfo, TerminalPage, LookupResult, ServiceInfo, BroadcastInfo, Subaccount };
+export type { TerminalInfo, TerminalPage, LookupResult, LookupPartial, ServiceInfo, BroadcastInfo, Subaccount };
 
 /** The message of submitToMultiple: the fields of a submitMessages item without DestinationID. */
 export interface MultipleMessageInput {
@@ -37,7 +37,10 @@ export interface MoreCalls {
   terminals(options?: LookupOptions & { pageSize?: number }): AsyncGenerator<TerminalInfo[]>;
   /** One terminal by PrimeID; NOT_FOUND when the gateway does not know it. */
   terminal(primeId: string, options?: LookupOptions): Promise<TerminalInfo>;
-  /** Status records by message ID (calls of at most 100 IDs), in input order; unknown IDs listed apart. */
+  /**
+   * Status records by message ID (calls of at most 100 IDs), in input order; unknown IDs listed apart.
+   * When one call fails, the error carries what the others found as `err.partial` (LookupPartial).
+   */
   lookupStatuses(ids: IdsInput, options?: LookupOptions): Promise<LookupResult>;
   /** Whole to-mobile messages by ID, as lookupStatuses. */
   lookupMessages(ids: IdsInput, options?: LookupOptions): Promise<LookupResult>;
