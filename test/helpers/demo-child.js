@@ -5,7 +5,8 @@
  * with whatever proxy the environment names; argv[3], when given, is JSON of more startDev
  * options (`only`, `settings`). It reports to the parent over IPC: every node status
  * change, Node-RED's runtime events (`runtime-state`: missing types), and on request the
- * simulator's call count ('calls'), its inventory ('fleet'), the terminals that report ('reporters') or the result of deploying examples (`{deploy: [names]}`:
+ * simulator's call count ('calls'), its inventory ('fleet'), the terminals that report ('reporters'), a msg handed to a node
+ * (`{receive: {id, msg}}`) or the result of deploying examples (`{deploy: [names]}`:
  * every example named, whatever its types). Node-RED's log goes to stdout as with `npm start`.
  */
 const path = require('path');
@@ -33,6 +34,13 @@ const { startDev, loadExamples, buildFlows } = require('../../scripts/start');
       const held = [...gw.terminals.values()].filter((t) => t.online && t.account === 'demo').map((t) => t.id);
       const movers = gw.demo.positions().filter((p) => p.account === 'demo').map((p) => p.PrimeID);
       process.send({ reporters: [...new Set([...held, ...movers])], movers, allReported: gw.demo.counters.reports >= movers.length });
+    }
+    // A msg handed to one node as if a wire brought it (`{receive: {id, msg}}`): a test feeds an
+    // example's function node what the gateway's nodes would not let through.
+    if (m && m.receive) {
+      const node = dev.RED.nodes.getNode(m.receive.id);
+      if (node) node.receive(m.receive.msg);
+      process.send({ received: Boolean(node) });
     }
     if (m === 'stop') dev.stop().then(() => process.exit(0));
     if (m && m.deploy) {

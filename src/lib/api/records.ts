@@ -6,7 +6,25 @@
  * of the reply goes out.
  */
 import { createHash } from 'node:crypto';
-import { built, type SchemaOf } from '../common/schema';
+import { built, schema, type SchemaOf } from '../common/schema';
+import { isUtcTime } from '../feed/time';
+
+/**
+ * The form of a terminal's ID as the gateway writes it (issue 43): a PrimeID or MobileID
+ * such as `01000005SKYCD96` (8 digits, 3 letters, 4 letters or digits), a DestinationID, or
+ * a broadcast ID such as `12345678GRPAB12` (8 digits, `GRP`, 4 characters). Tolerant of
+ * other real IDs: letters and digits, 1 to 32 of them. Nothing else (no space, no `<`, no
+ * `&`, no quote), so an ID is safe as text anywhere, even where a widget writes it as HTML.
+ */
+export const TERMINAL_ID_RE = /^[A-Za-z0-9]{1,32}$/;
+export const isTerminalId = (v: unknown): v is string => typeof v === 'string' && TERMINAL_ID_RE.test(v);
+/** A gateway time field: `yyyy-MM-dd HH:mm:ss` in UTC (a real second), or empty where there is none (real-services.md). */
+export const isUtcField = (v: unknown): boolean => v === '' || isUtcTime(v);
+
+/** A terminal ID field of a record (see TERMINAL_ID_RE). */
+export const terminalIdText = schema((z) => z.string().refine(isTerminalId, { message: 'expected a terminal ID: 1 to 32 letters and digits (e.g. 01000005SKYCD96)' }));
+/** A UTC time field of a record (see isUtcField). */
+export const utcText = schema((z) => z.string().refine(isUtcField, { message: 'expected a UTC time as yyyy-MM-dd HH:mm:ss' }));
 
 export class MalformedRecord {
   readonly key: string;

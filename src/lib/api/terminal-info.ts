@@ -11,7 +11,7 @@ import { int64Out } from '../common/int64';
 import { schema, type Infer } from '../common/schema';
 import { throwOnCallError, type CatalogueHolder } from './gateway-errors';
 import { checkReply } from './terminal';
-import { MalformedRecord, readRecords } from './records';
+import { MalformedRecord, readRecords, terminalIdText, utcText } from './records';
 import { withExtraQuery } from './gateway-context';
 
 /** The endpoints of this file, under `/api/v{version}/`. */
@@ -24,9 +24,10 @@ const int64 = schema((z) => z.union([z.number().int(), z.string().regex(/^-?\d{1
 export const terminalInfo = schema((z) =>
   z
     .object({
-      PrimeID: z.string().min(1).max(64),
-      UpdateUTC: z.string().nullish(),
-      LastRegistrationUTC: z.string().nullish(),
+      PrimeID: terminalIdText(),
+      UpdateUTC: utcText().nullish(),
+      LastRegistrationUTC: utcText().nullish(),
+      LastCellAccessUTC: utcText().nullish(),
       LastRegistrationMessageID: int64().nullish(),
       LastSatelliteNetwork: int().nullish(),
       LastOperationMode: int().nullish(),

@@ -13,6 +13,7 @@ import { exactIds, parseReply } from './terminal';
 import { int64Out as exactInt64 } from '../common/int64';
 import { shownEntry, throwOnCallError } from './gateway-errors';
 import { gatewayGet, type GatewayContext, type LookupOptions } from './gateway-context';
+import { isTerminalId, isUtcField, terminalIdText, utcText } from './records';
 
 export const INVENTORY_PATHS = { terminals: 'info/terminals', terminal: 'info/terminal' } as const;
 export const MAX_PAGE_SIZE = 1000;
@@ -24,16 +25,17 @@ const int64Out = schema((z) => z.union([z.number().int(), z.string().regex(/^-?\
 export const terminalInfo = schema((z) =>
   z
     .object({
-      PrimeID: z.string(),
+      PrimeID: terminalIdText(),
       UnitID: z.union([z.number(), z.string()]).nullish(),
       Description: z.string().nullish(),
-      LastRegistrationUTC: z.string().nullish(),
+      LastRegistrationUTC: utcText().nullish(),
       LastRegistrationMessageID: int64Out().nullish(),
       LastRegionName: z.string().nullish(),
       LastSatelliteNetwork: int32().nullish(),
       LastOperationMode: int32().nullish(),
       IsRegistered: z.union([z.number(), z.boolean()]).nullish(),
-      UpdateUTC: z.string().nullish(),
+      UpdateUTC: utcText().nullish(),
+      LastCellAccessUTC: utcText().nullish(),
     })
     .loose(),
 );
@@ -43,13 +45,14 @@ export type TerminalInfo = { PrimeID: string } & Record<string, unknown>;
 const FIELD_TYPES: Array<[string, (v: unknown) => boolean, string]> = [
   ['UnitID', (v) => typeof v === 'number' || typeof v === 'string', 'a number or text'],
   ['Description', (v) => typeof v === 'string', 'text'],
-  ['LastRegistrationUTC', (v) => typeof v === 'string', 'text'],
+  ['LastRegistrationUTC', isUtcField, 'a UTC time as yyyy-MM-dd HH:mm:ss'],
   ['LastRegistrationMessageID', (v) => Number.isInteger(v) || (typeof v === 'string' && /^-?\d{1,20}$/.test(v)), 'an integer'],
   ['LastRegionName', (v) => typeof v === 'string', 'text'],
   ['LastSatelliteNetwork', (v) => Number.isInteger(v), 'an integer'],
   ['LastOperationMode', (v) => Number.isInteger(v), 'an integer'],
   ['IsRegistered', (v) => typeof v === 'number' || typeof v === 'boolean', 'a number'],
-  ['UpdateUTC', (v) => typeof v === 'string', 'text'],
+  ['UpdateUTC', isUtcField, 'a UTC time as yyyy-MM-dd HH:mm:ss'],
+  ['LastCellAccessUTC', isUtcField, 'a UTC time as yyyy-MM-dd HH:mm:ss'],
 ];
 
 /**
@@ -67,7 +70,7 @@ function checkTerminalsReply(body: unknown, where: string): { ErrorID?: number |
   b.Terminals.forEach((t: unknown, i: number) => {
     if (t === null || typeof t !== 'object' || Array.isArray(t)) throw bad(`Terminals.${i}`, 'expected an object');
     const r = t as Record<string, unknown>;
-    if (typeof r.PrimeID !== 'string') throw bad(`Terminals.${i}.PrimeID`, 'expected text');
+    if (!isTerminalId(r.PrimeID)) throw bad(`Terminals.${i}.PrimeID`, 'expected a terminal ID: 1 to 32 letters and digits (e.g. 01000005SKYCD96)');
     for (const [k, ok, what] of FIELD_TYPES) {
       const v = r[k];
       if (v !== undefined && v !== null && !ok(v)) throw bad(`Terminals.${i}.${k}`, `expected ${what}`);

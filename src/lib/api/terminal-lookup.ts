@@ -12,6 +12,7 @@ import { int64Key, int64Out, showValue } from '../common/int64';
 import { schema } from '../common/schema';
 import { STATE_NAMES, TRANSPORT_NAMES, exactIds, parseReply, statusRecord } from './terminal';
 import { throwOnCallError } from './gateway-errors';
+import { terminalIdText } from './records';
 import { gatewayGet, type GatewayContext, type LookupOptions } from './gateway-context';
 
 export type LookupWhat = 'statuses' | 'messages';
@@ -22,7 +23,7 @@ export const MAX_LOOKUP_IDS = 100;
 const int32 = schema((z) => z.number().int());
 const int64Field = schema((z) => z.union([z.number().int(), z.string().regex(/^-?\d+$/)]));
 const toMobileMessage = schema((z) =>
-  z.object({ ID: int64Field(), DestinationID: z.string().nullish(), State: int32().nullish(), ErrorID: int32().nullish(), IsClosed: z.boolean().nullish() }).loose(),
+  z.object({ ID: int64Field(), DestinationID: terminalIdText().nullish(), State: int32().nullish(), ErrorID: int32().nullish(), IsClosed: z.boolean().nullish() }).loose(),
 );
 const statusesReply = schema((z) => z.object({ ErrorID: int32().nullish(), Statuses: z.array(statusRecord()).nullish() }).loose());
 const messagesReply = schema((z) => z.object({ ErrorID: int32().nullish(), Messages: z.array(toMobileMessage()).nullish() }).loose());

@@ -6,7 +6,7 @@
 import { GatewayError, quote } from '../common/errors';
 import { int64Out as int64Value } from '../common/int64';
 import { built, schema, type Infer, type SchemaOf } from '../common/schema';
-import { MalformedRecord } from './records';
+import { MalformedRecord, terminalIdText, utcText } from './records';
 
 const int64Out = schema((z) => z.union([z.number().int(), z.string().regex(/^-?\d+$/)]));
 const int32 = schema((z) => z.number().int());
@@ -41,8 +41,8 @@ export const statusRecord = schema((z) =>
       ID: int64Out(),
       IsClosed: z.boolean().nullish(),
       State: int32().nullish(),
-      CreateUTC: z.string().nullish(),
-      StatusUTC: z.string().nullish(),
+      CreateUTC: utcText().nullish(),
+      StatusUTC: utcText().nullish(),
       Transport: int32().nullish(),
       RegionName: z.string().nullish(),
       ReferenceNumber: z.number().nullish(),
@@ -71,10 +71,10 @@ export const fromMobileMessage = schema((z) =>
   z
     .object({
       ID: int64Out(),
-      MessageUTC: z.string().nullish(),
-      ReceiveUTC: z.string().nullish(),
+      MessageUTC: utcText().nullish(),
+      ReceiveUTC: utcText().nullish(),
       SIN: z.number().int().nullish(),
-      MobileID: z.string().nullish(),
+      MobileID: terminalIdText().nullish(),
       RawPayload: z.string().nullish(),
       Payload: z.object({ Name: z.string().nullish(), SIN: z.number().nullish(), MIN: z.number().nullish(), Fields: z.array(z.unknown()).nullish() }).loose().nullish(),
     })
