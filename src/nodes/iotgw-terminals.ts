@@ -12,7 +12,7 @@ import { GatewayError, badInput } from '../lib/common/errors';
 import { describeType } from '../lib/common/int64';
 import { handleInput, isPlainObject, mergeQuery, useConfigNode, type Msg } from '../lib/node-red/node-kit';
 import { pagesMode } from '../lib/api/list-paging';
-import { checkPageSize, checkPrimeId, getTerminal, getTerminalsPage, type TerminalPage } from '../lib/api/terminal-inventory';
+import { checkMaxPages, checkPageSize, checkPrimeId, getTerminal, getTerminalsPage, walkTerminals, type TerminalPage } from '../lib/api/terminal-inventory';
 import { say } from '../lib/api/broker';
 import { isGateway } from '../lib/node-red/guards';
 import type { GatewayNode } from '../lib/node-red/config-nodes';
@@ -24,9 +24,11 @@ export interface TerminalsConfig extends NodeDef {
   pages?: 'one' | 'all' | '';
   /** 1..1000, default 1000. */
   pageSize?: string | number;
+  /** Pages one walk of every page reads at most (1..1,000,000; absent in older flows: 1000). */
+  maxPages?: string | number;
 }
 
-type Request = { kind: 'terminal'; primeId: string } | { kind: 'page'; sinceId?: string; pageSize: number } | { kind: 'all'; pageSize: number };
+type Request = { kind: 'terminal'; primeId: string } | { kind: 'page'; sinceId?: string; pageSize: number } | { kind: 'all'; pageSize: number; maxPages: number };
 
 const empty = (v: unknown) => v === undefined || v === null || v === '';
 
@@ -42,11 +44,12 @@ export function readTerminalsRequest(config: TerminalsConfig, msg: Record<string
   }
   if (!empty(p)) throw badInput('msg.payload', `must be empty (every terminal), a PrimeID as text, or {sinceId, pageSize}, not ${describeType(p)}`);
   const pages = pagesMode(empty(msg.pages) ? config.pages : msg.pages, empty(msg.pages) ? 'pages' : 'msg.pages') ?? 'all';
-  return pages === 'all' ? { kind: 'all', pageSize: size } : { kind: 'page', pageSize: size };
+  return pages === 'all' ? { kind: 'all', pageSize: size, maxPages: checkMaxPages(config.maxPages, 'maxPages') } : { kind: 'page', pageSize: size };
 }
 
 /** Every page in turn; a page goes out once the next one is known, so the last carries the count. */
-async function sendAllPages(RED: NodeAPI, node: Node, gw: GatewayNode, msg: Msg, pageSize: number, query: Query, signal: AbortSignal, send: (m: Msg) => void): Promise<void> {
+async function sendAllPages(RED: NodeAPI, node: Node, gw: GatewayNode, msg: Msg, req: { pageSize: number; maxPages: number }, query: Query, signal: AbortSignal, send: (m: Msg) => void): Promise<void> {
+  const { pageSize } = req;
   const rest: Msg = { ...msg };
   delete rest.payload;
   const id = RED.util.generateId();
@@ -62,10 +65,12 @@ async function sendAllPages(RED: NodeAPI, node: Node, gw: GatewayNode, msg: Msg,
     send(m);
   };
   let held: TerminalPage | undefined;
-  for (let index = 0; ; index++) {
+  let index = 0;
+  const status = () => node.status({ fill: 'blue', shape: 'dot', text: say(RED, 'iotgw-terminals.status.page', `page ${index + 1}`, { page: index + 1 }) });
+  status();
+  // A walk always ends: pages out of order, going round, or past maxPages are BAD_RESPONSE.
+  for await (const page of walkTerminals(gw, pageSize, req.maxPages, { query, signal })) {
     signal.throwIfAborted();
-    node.status({ fill: 'blue', shape: 'dot', text: say(RED, 'iotgw-terminals.status.page', `page ${index + 1}`, { page: index + 1 }) });
-    const page = await getTerminalsPage(gw, held?.nextSinceId ?? undefined, pageSize, { query, signal });
     if (page.terminals.length === 0) {
       // The empty page ends the list: it sends nothing of its own, unless there is no terminal at all.
       out(held ?? page, held ? index - 1 : 0, true);
@@ -73,6 +78,8 @@ async function sendAllPages(RED: NodeAPI, node: Node, gw: GatewayNode, msg: Msg,
     }
     if (held) out(held, index - 1, false);
     held = page;
+    index++;
+    status();
   }
 }
 
@@ -89,7 +96,7 @@ function startTerminals(RED: NodeAPI, node: Node, config: TerminalsConfig): void
       const page = await getTerminalsPage(gw, req.sinceId, req.pageSize, { query, signal });
       send(Object.assign(msg, { payload: page.terminals, nextSinceId: page.terminals.length ? page.nextSinceId : null, statusCode: page.statusCode }));
     } else {
-      await sendAllPages(RED, node, gw, msg, req.pageSize, query, signal, send);
+      await sendAllPages(RED, node, gw, msg, req, query, signal, send);
     }
   });
 }

@@ -32,6 +32,8 @@ interface Backlog {
 
 export class StatusFeed {
   private nextRef = 1;
+  /** Records made up by `heldSecondRecords` so far. */
+  private held = 0;
   private events = new FeedLog<StatusEvent>();
   private backlogs: Backlog[] = [];
 
@@ -86,6 +88,7 @@ export class StatusFeed {
     const from = r.query.get('FromUTC') ?? r.query.get('fromUTC') ?? '';
     const fromSec = parseUtc(from);
     if (fromSec === undefined) return json(200, { ErrorID: ERRORS.INVALID_FROM_UTC, NextFromUTC: null, Statuses: null });
+    if (this.gw.options.heldSecondRecords > 0) return this.heldSecond(from, fromSec, this.gw.options.heldSecondRecords, account);
     const acct = this.gw.accounts.get(account)!;
     const visible = new Set([account, ...acct.subaccounts]);
     const options = this.gw.options;
@@ -100,6 +103,13 @@ export class StatusFeed {
     const out = page.items;
     this.gw.counters.statusRecordsServed += out.length;
     return json(200, { ErrorID: 0, NextFromUTC: page.NextFromUTC, Statuses: out.map(statusRecord) });
+  }
+
+  /** The `heldSecondRecords` reply: `count` new records in the second asked for, NextFromUTC that second. */
+  private heldSecond(from: string, fromSec: number, count: number, account: string): SimReply {
+    const out = Array.from({ length: count }, () => ({ sec: fromSec, ID: 20_000_000_000n + BigInt(this.held++), State: STATE.RECEIVED, IsClosed: true, CreateUTC: formatUtc(fromSec - 60), Transport: 1, ReferenceNumber: this.nextRef++, AccountID: account }));
+    this.gw.counters.statusRecordsServed += out.length;
+    return json(200, { ErrorID: 0, NextFromUTC: from, Statuses: out.map(statusRecord) });
   }
 
   private backlogEvent(b: Backlog, i: number): StatusEvent {

@@ -15,7 +15,7 @@
 import type { SimReply, SimRequest } from './server';
 import { json } from './server';
 import { formatUtc, pageFeed, parseUtc } from './feed';
-import { terminalInfo, type Fleet } from './terminal-fleet';
+import { terminalInfo, type Fleet, type TerminalInfo } from './terminal-fleet';
 import { CATALOGUE, ERRORS, visibleAccounts, type Account, type TerminalOptions, type ThrottleGroup } from './terminal-model';
 
 /** What the info calls need of the gateway. */
@@ -41,6 +41,26 @@ export const DEFAULT_BROADCAST_IDS: BroadcastGroup[] = [
   { ID: '12345678GRPOG01', Description: 'Vessels (OGx)', SatelliteNetwork: 1 },
   { ID: '87654321GRPEU05', Description: 'Europe, pump stations', SatelliteNetwork: 0 },
 ];
+
+/** The PrimeIDs `endless` makes up after the fleet: `ZZZZ` and 11 digits (after every generated one). */
+const MADE_UP = /^ZZZZ(\d{11})$/;
+
+/**
+ * A page of the `inventoryLoop` option: `cycle` gives the first page again after the second
+ * page's last PrimeID; `endless` gives made-up terminals where the fleet's list ends.
+ */
+function hostilePage(loop: 'cycle' | 'endless', since: string | undefined, size: number, pageAfter: (id: string | undefined) => TerminalInfo[]): TerminalInfo[] {
+  if (loop === 'cycle') {
+    const first = pageAfter(undefined);
+    const second = first.length ? pageAfter(first[first.length - 1]!.PrimeID) : [];
+    return second.length && since === second[second.length - 1]!.PrimeID ? first : pageAfter(since);
+  }
+  const made = since === undefined ? undefined : MADE_UP.exec(since);
+  const real = made ? [] : pageAfter(since);
+  if (real.length) return real;
+  const from = made ? Number(made[1]) + 1 : 0;
+  return Array.from({ length: size }, (_, i) => ({ PrimeID: `ZZZZ${String(from + i).padStart(11, '0')}`, Description: 'made up (inventoryLoop endless)', IsRegistered: 1 }) as unknown as TerminalInfo);
+}
 
 export class TerminalInfoCalls {
   /** Broadcast IDs by account (the default account's by default). */
@@ -70,11 +90,12 @@ export class TerminalInfoCalls {
     if (!(size >= 1 && size <= max)) return json(200, { ErrorID: ERRORS.INVALID_PAGE_SIZE, Terminals: null });
     const since = r.query.get('SinceID')?.trim() || undefined;
     const visible = visibleAccounts(this.gw.accounts, account);
-    const page = this.gw.fleet.page(since, size, (s) => visible.has(s.account));
+    const pageAfter = (id: string | undefined) => this.gw.fleet.page(id, size, (s) => visible.has(s.account)).map(terminalInfo);
+    const page = this.gw.options.inventoryLoop === 'none' ? pageAfter(since) : hostilePage(this.gw.options.inventoryLoop, since, size, pageAfter);
     this.counters.terminalsServed += page.length;
     const end = this.gw.options.inventoryEnd;
     if (!page.length && end !== 'empty') return json(200, end === 'null' ? { ErrorID: 0, Terminals: null } : { ErrorID: 0 });
-    return json(200, { ErrorID: 0, Terminals: page.map(terminalInfo) });
+    return json(200, { ErrorID: 0, Terminals: page });
   }
 
   /** GET info/terminal: one terminal, or ErrorID 110 without `Terminal`. */

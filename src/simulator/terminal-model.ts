@@ -107,6 +107,12 @@ export interface TerminalOptions {
    */
   lateBySeconds: number;
   /**
+   * A hostile status feed (issue 43), 0 (off) by default: every reply holds this many new
+   * made-up records, all in the second asked for, with `NextFromUTC` that same second, so
+   * the feed never moves on by itself (keep it under `maxStatuses`: never a full reply).
+   */
+  heldSecondRecords: number;
+  /**
    * A terminal's change (a mode message delivered, the living fleet's changes) gets an
    * UpdateUTC this many seconds back (0: now), so info/terminal_updates serves it late, in a
    * second a poll may already have read. For a few late ones at once: `/_sim/terminal-updates` `lateCount`.
@@ -141,6 +147,13 @@ export interface TerminalOptions {
   infoForm: 'current' | 'predecessor';
   /** The page after the last of info/terminals: `Terminals` empty (default), null, or missing (all seen in the predecessor's habits). */
   inventoryEnd: 'empty' | 'null' | 'missing';
+  /**
+   * A hostile inventory (issue 43), off by default: `cycle` answers the page after the second
+   * page's last PrimeID with the first page again (SinceIDs go A, B, A, B, ...); `endless`
+   * follows the fleet's last page with full pages of made-up terminals (`ZZZZ` and a count,
+   * PrimeIDs going up) for ever.
+   */
+  inventoryLoop: 'none' | 'cycle' | 'endless';
   /** IsClosed of a broadcast message in its final State 7 (the facts: IsClosed is true for 1 to 5 only). */
   broadcastIsClosed: boolean;
 }
@@ -162,6 +175,7 @@ export const DEFAULT_TERMINAL_OPTIONS: TerminalOptions = {
   failedId: 'omit',
   emptyNextFromUTC: 'null',
   lateBySeconds: 0,
+  heldSecondRecords: 0,
   lateUpdatesBySeconds: 0,
   completedSecondsOnly: false,
   throttleAs: 'http',
@@ -176,6 +190,7 @@ export const DEFAULT_TERMINAL_OPTIONS: TerminalOptions = {
   maxPageSize: 1000,
   infoForm: 'current',
   inventoryEnd: 'empty',
+  inventoryLoop: 'none',
   broadcastIsClosed: false,
 };
 

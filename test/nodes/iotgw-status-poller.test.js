@@ -189,6 +189,26 @@ describe('iotgw-status-poller against the simulator', function () {
     assert.equal(sim.server.callsTo('terminal/status').length, 2, 'bad control input sent nothing');
   });
 
+  it('msg.query.FromUTC on a "poll" msg (any case) is BAD_INPUT naming it, nothing fetched; the mark then sends every record (issue 43)', async function () {
+    const sec = Math.floor(Date.now() / 1000) - 600;
+    sim.terminal.addStatusRecords(3, sec);
+    sim.terminal.addStatusRecords(7, sec + 60);
+    const n = await load([gatewayNode(sim), poller({ startFrom: formatUtc(sec - 1), autoStart: false }), { id: 'out', type: 'helper' }, ...catchAll()]);
+    const out = collect(n.get('out'));
+    const caught = collect(n.get('caught'));
+    // Before: this FromUTC replaced the mark for the request; 3 of 10 were sent and the mark moved past the other 7.
+    n.get('poller').receive({ payload: 'poll', query: { FromUTC: formatUtc(sec + 60) } });
+    n.get('poller').receive({ payload: 'poll', query: { fromutc: formatUtc(sec + 60), Extra: 'x' } });
+    await until(() => caught.length === 2);
+    assert.deepEqual(caught.map((c) => c.error.code), ['BAD_INPUT', 'BAD_INPUT']);
+    assert.match(caught[0].error.message, /msg\.query\.FromUTC/);
+    assert.match(caught[1].error.message, /msg\.query\.fromutc/);
+    assert.equal(sim.server.callsTo('terminal/status').length, 0, 'nothing fetched');
+    n.get('poller').receive({ payload: 'poll', query: { Extra: 'x' } });
+    await until(() => out.length === 10);
+    assert.equal(new URLSearchParams(sim.server.callsTo('terminal/status')[0].query).get('Extra'), 'x', 'other parameters are added');
+  });
+
   it('a redeploy during a poll leaves no timer or request behind and ends the control msg', async function () {
     sim.inject({ route: 'terminal/status', delayMs: 1500, phase: 'after' });
     const n = await load([gatewayNode(sim), poller({ intervalSeconds: 1, autoStart: true }), { id: 'out', type: 'helper' }, ...catchAll()]);

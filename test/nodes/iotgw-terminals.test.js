@@ -90,6 +90,50 @@ describe('iotgw-terminals against the simulator', function () {
     assert.equal(out[0].parts.count, 1);
   });
 
+  describe('a walk always ends (issue 43)', function () {
+    const joinFlow = (props) => [
+      gatewayNode(sim),
+      { id: 'terms', type: 'iotgw-terminals', gateway: 'gw', pages: 'all', pageSize: 1000, ...props, wires: [['joiner']] },
+      { id: 'joiner', type: 'join', mode: 'auto', wires: [['joined']] },
+      { id: 'joined', type: 'helper' },
+      ...catchAll(),
+    ];
+
+    it('pages that go round (A, B, A) into the example\'s join: BAD_RESPONSE at the third page, nothing joined', async function () {
+      sim.terminal.configure({ inventoryLoop: 'cycle' });
+      const n = await load(joinFlow(), undefined, [JOIN]);
+      const caught = collect(n.get('caught'));
+      n.get('terms').receive({ payload: '' });
+      await until(() => caught.length === 1, 30000, 'the walk to fail');
+      assert.equal(caught[0].error.code, 'BAD_RESPONSE');
+      assert.match(caught[0].error.message, /page 3 ends with .*: the pages go round in a cycle/);
+      assert.equal(sim.server.callsTo('terminal/inventory').length, 3);
+      assert.equal(collect(n.get('joined')).length, 0);
+    });
+
+    it('endless fresh pages into the join: BAD_RESPONSE after maxPages calls, memory bounded; an older flow without maxPages stops at 1000', async function () {
+      sim.terminal.configure({ inventoryLoop: 'endless' });
+      const before = process.memoryUsage().rss;
+      const n = await load(joinFlow({ maxPages: 100 }), undefined, [JOIN]);
+      const caught = collect(n.get('caught'));
+      n.get('terms').receive({ payload: '' });
+      await until(() => caught.length === 1, 50000, 'the walk to fail at the cap');
+      assert.equal(caught[0].error.code, 'BAD_RESPONSE');
+      assert.match(caught[0].error.message, /did not end within 100 pages \(maxPages/);
+      assert.equal(sim.server.callsTo('terminal/inventory').length, 100, 'no call past the cap');
+      const grown = (process.memoryUsage().rss - before) / 1048576;
+      assert.ok(grown < 500, `RSS grew ${grown.toFixed(0)} MB for 97,500 terminals held by the join`);
+      sim.server.calls.length = 0;
+      const old = joinFlow({ pageSize: 1 });
+      delete old[1].maxPages;
+      const m = await load(old, undefined, [JOIN]);
+      const caught2 = collect(m.get('caught'));
+      m.get('terms').receive({ payload: '' });
+      await until(() => caught2.length === 1, 50000, 'the older flow\'s walk to fail at 1000 pages');
+      assert.equal(sim.server.callsTo('terminal/inventory').length, 1000);
+    });
+  });
+
   it('bad input (a PrimeID not text, pageSize out of range, unknown fields) is BAD_INPUT naming the field; nothing is sent', async function () {
     const n = await load(flow());
     const caught = collect(n.get('caught'));

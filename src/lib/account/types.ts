@@ -69,6 +69,11 @@ export interface FeedMark {
   seen: string[];
   /** Bumped by a `{fromUTC}` reset, so a poll begun before it can neither emit nor write. */
   generation: number;
+  /**
+   * Set by a store that could read the mark's second but not its keys (too large to read):
+   * why, e.g. "its keys are 9 MB". The reader then goes on from that second without them.
+   */
+  keysUnread?: string;
 }
 
 /** Where a feed's mark lives: node context / a file (in-process), or Redis (shared). */

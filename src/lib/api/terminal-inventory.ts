@@ -17,6 +17,9 @@ import { isTerminalId, isUtcField, terminalIdText, utcText } from './records';
 
 export const INVENTORY_PATHS = { terminals: 'info/terminals', terminal: 'info/terminal' } as const;
 export const MAX_PAGE_SIZE = 1000;
+/** Pages one walk reads at most, the empty one that ends it included (999,000 terminals at 1000 a page). */
+export const DEFAULT_MAX_PAGES = 1000;
+const MOST_MAX_PAGES = 1_000_000;
 
 const int32 = schema((z) => z.number().int());
 const int64Out = schema((z) => z.union([z.number().int(), z.string().regex(/^-?\d+$/)]));
@@ -98,6 +101,14 @@ export function checkPageSize(v: unknown, where: string, fallback = MAX_PAGE_SIZ
   return n;
 }
 
+/** maxPages: a whole number 1..1,000,000 (numbers or numeric text); `fallback` when absent (older flows). */
+export function checkMaxPages(v: unknown, where: string, fallback = DEFAULT_MAX_PAGES): number {
+  if (v === undefined || v === null || v === '') return fallback;
+  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MOST_MAX_PAGES) throw badInput(where, `must be a whole number from 1 to ${MOST_MAX_PAGES}, not ${showValue(v)}`);
+  return n;
+}
+
 /** One keyset page: its terminals and the SinceID of the next (null once the list has ended). */
 export interface TerminalPage {
   terminals: TerminalInfo[];
@@ -107,8 +118,26 @@ export interface TerminalPage {
 
 const ID_KEYS = ['LastRegistrationMessageID'];
 
-/** GET info/terminals: the page after `sinceId` (undefined: the first page). */
-export async function getTerminalsPage(g: GatewayContext, sinceId: string | undefined, pageSize: number, o: LookupOptions = {}): Promise<TerminalPage> {
+/**
+ * Keyset order, as this package takes it (real-services.md: order by PrimeID is a guess; the
+ * simulator's order): each PrimeID sorts strictly after the one before it, and the first after
+ * the SinceID, comparing the text code unit by code unit (JavaScript's `<`, a binary collation;
+ * for PrimeIDs of digits and capital letters every usual collation agrees). So the SinceIDs of
+ * a walk only go up and none is asked from twice. BAD_RESPONSE naming the two PrimeIDs.
+ */
+export function checkKeysetOrder(list: TerminalInfo[], sinceId: string | undefined, where: string): void {
+  let before = sinceId;
+  list.forEach((t, i) => {
+    if (before !== undefined && !(t.PrimeID > before)) {
+      const what = i === 0 ? `the page after SinceID ${showValue(before)} starts with ${showValue(t.PrimeID)}` : `Terminals.${i} ${showValue(t.PrimeID)} follows ${showValue(before)}`;
+      throw new GatewayError('BAD_RESPONSE', `${where}: ${what}, not in keyset order (each PrimeID after the one before); the inventory cannot be walked`);
+    }
+    before = t.PrimeID;
+  });
+}
+
+/** GET info/terminals: the page after `sinceId`, its order not yet checked. */
+async function fetchTerminalsPage(g: GatewayContext, sinceId: string | undefined, pageSize: number, o: LookupOptions): Promise<TerminalPage & { where: string }> {
   const query: Query = sinceId === undefined ? { PageSize: pageSize } : { PageSize: pageSize, SinceID: sinceId };
   const res = await gatewayGet(g, INVENTORY_PATHS.terminals, query, o);
   const where = `GET ${res.path}`;
@@ -117,8 +146,41 @@ export async function getTerminalsPage(g: GatewayContext, sinceId: string | unde
   const list = reply.Terminals ?? [];
   if (list.length > pageSize) throw new GatewayError('BAD_RESPONSE', `${where}: ${list.length} terminals for a page of ${pageSize}`);
   const last = list.length ? list[list.length - 1]!.PrimeID : null;
-  if (last !== null && sinceId !== undefined && last === sinceId) throw new GatewayError('BAD_RESPONSE', `${where}: the page after ${sinceId} ends with ${sinceId} again; the gateway did not move on`);
-  return { terminals: list, nextSinceId: last, statusCode: res.statusCode };
+  return { terminals: list, nextSinceId: last, statusCode: res.statusCode, where };
+}
+
+/** GET info/terminals: the page after `sinceId` (undefined: the first page), in keyset order. */
+export async function getTerminalsPage(g: GatewayContext, sinceId: string | undefined, pageSize: number, o: LookupOptions = {}): Promise<TerminalPage> {
+  const { where, ...page } = await fetchTerminalsPage(g, sinceId, pageSize, o);
+  checkKeysetOrder(page.terminals, sinceId, where);
+  return page;
+}
+
+/**
+ * Every page of the inventory in turn, the empty one that ends it included (issue 43: a walk
+ * always ends). BAD_RESPONSE, naming what happened, for a page that ends with a SinceID the
+ * walk already asked from (the pages go round), a page out of keyset order, or a list not
+ * ended within `maxPages` pages (no request past the cap). Holds the SinceIDs asked from (at
+ * most `maxPages`), never the terminals.
+ */
+export async function* walkTerminals(g: GatewayContext, pageSize: number, maxPages: number, o: LookupOptions = {}): AsyncGenerator<TerminalPage> {
+  const asked = new Set<string>();
+  let since: string | undefined;
+  for (let n = 1; ; n++) {
+    if (n > maxPages) {
+      throw new GatewayError('BAD_RESPONSE', `GET info/terminals: the inventory did not end within ${maxPages} pages (maxPages; the last after SinceID ${showValue(since)}): the walk stops there`);
+    }
+    const { where, ...page } = await fetchTerminalsPage(g, since, pageSize, o);
+    const next = page.nextSinceId;
+    if (next !== null && asked.has(next)) {
+      throw new GatewayError('BAD_RESPONSE', `${where}: page ${n} ends with ${showValue(next)}, a SinceID this walk already asked from: the pages go round in a cycle`);
+    }
+    checkKeysetOrder(page.terminals, since, where);
+    yield page;
+    if (next === null) return;
+    asked.add(next);
+    since = next;
+  }
 }
 
 /** GET info/terminal: one terminal; NOT_FOUND when the gateway does not know it. */

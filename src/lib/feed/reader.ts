@@ -35,6 +35,11 @@
  *   more records than `pageSize`, a `NextFromUTC` (or, without one, a record's second)
  *   more than `maxAheadMs` ahead of the clock;
  * - one poll reads at most `maxPagesPerPoll` replies; the rest comes at the next poll;
+ * - a mark keeps at most `maxSeen` keys (each at most MAX_KEY_CHARS): a second whose new
+ *   records outgrow that (a `NextFromUTC` that stays on one second) is stepped past, with
+ *   `onOverfull` told once, as a crowded one is; a stored mark whose keys cannot be kept
+ *   (too many, or too large for the store to read) goes on from its second without them
+ *   (`onKeysDropped`): nothing lost, at most one reply of that second again;
  * - the keys of the last `recentKeys` emitted records are remembered in memory (not
  *   persisted): a record that comes again at a later second is not emitted again.
  *
@@ -44,10 +49,20 @@
 import type { FeedMark, MarkStore } from '../account/types';
 import { GatewayError, badInput } from '../common/errors';
 import { parseUtcSeconds } from './time';
-import { GO_ON, unreadableMark } from './stores';
-import { checkReply, freshRecords, nextMark, type CrowdedSecond } from './reply';
+import { GO_ON, storageError, unreadableMark } from './stores';
+import { RecentKeys } from './recent-keys';
+import { checkReply, freshRecords, markKey, nextMark, type CrowdedSecond, type OverfullSecond } from './reply';
 
-export { API_MAX_PER_REPLY, type CrowdedSecond } from './reply';
+export { RecentKeys } from './recent-keys';
+export { API_MAX_PER_REPLY, MAX_KEY_CHARS, type CrowdedSecond, type OverfullSecond } from './reply';
+
+/** A stored mark whose keys could not be kept: the reader goes on from its second without them. */
+export interface KeysDropped {
+  /** The mark's second, where the feed goes on. */
+  second: string;
+  /** Why: too many keys, or too large to read. */
+  why: string;
+}
 
 /** One reply of the feed, as the caller's fetcher returns it. */
 export interface FeedPage<R> {
@@ -87,6 +102,10 @@ export interface FeedReaderOptions<R> {
   emit: (records: R[], info: FeedEmitInfo) => void | Promise<void>;
   /** A full reply did not move the mark: the reader stepped past `second`. */
   onCrowded?: (info: CrowdedSecond) => void;
+  /** The mark's second outgrew `maxSeen` keys: the reader stepped past it. */
+  onOverfull?: (info: OverfullSecond) => void;
+  /** A stored mark's keys could not be kept (over `maxSeen`, or too large to read): told once per mark. */
+  onKeysDropped?: (info: KeysDropped) => void;
   /** Fencing token passed to `store.save` (from a FeedLease), when there is one. */
   fence?: () => number | undefined;
   /** Replies one poll reads at most (default 50); the rest comes at the next poll. */
@@ -95,42 +114,14 @@ export interface FeedReaderOptions<R> {
   recentKeys?: number;
   /** How far ahead of the clock a reply's `NextFromUTC` may be (default 1 day). */
   maxAheadMs?: number;
+  /** The most keys a mark keeps for its second (default 10,000; never fewer than `pageSize`). */
+  maxSeen?: number;
   /** The clock (tests). */
   now?: () => number;
 }
 
 /** Defaults of the bounds above. */
-export const FEED_BOUNDS = { maxPagesPerPoll: 50, recentKeys: 50_000, maxAheadMs: 86_400_000 };
-
-/**
- * A bounded set of the last `size` keys added (insertion order; the oldest is forgotten
- * first). A Set keeps insertion order, so the oldest key is its first.
- */
-export class RecentKeys {
-  private readonly keys = new Set<string>();
-  constructor(readonly size: number) {}
-  has(k: string): boolean {
-    return this.keys.has(k);
-  }
-  add(k: string): void {
-    if (this.size <= 0 || this.keys.has(k)) return;
-    this.keys.add(k);
-    if (this.keys.size > this.size) this.keys.delete(this.keys.values().next().value as string);
-  }
-  clear(): void {
-    this.keys.clear();
-  }
-  get count(): number {
-    return this.keys.size;
-  }
-}
-
-/** A store failure as STORAGE (a GatewayError of the store, e.g. SHARED_STATE, passes as it is). */
-function storageError(err: unknown, what: string): GatewayError {
-  if (err instanceof GatewayError) return err;
-  const code = (err as NodeJS.ErrnoException)?.code;
-  return new GatewayError('STORAGE', `the feed's mark could not be ${what}${code ? ` (${code})` : ''}; polling stops until it can`, { cause: err });
-}
+export const FEED_BOUNDS = { maxPagesPerPoll: 50, recentKeys: 50_000, maxAheadMs: 86_400_000, maxSeen: 10_000 };
 
 export interface PollResult {
   /** Records emitted by this poll (all replies). */
@@ -170,6 +161,12 @@ export class FeedReader<R> {
   private pendingFence: number | undefined;
   private readonly recent: RecentKeys;
   private readonly now: () => number;
+  /** A record's key as the mark keeps it (at most MAX_KEY_CHARS). */
+  private readonly key: (record: R) => string;
+  /** The most keys the mark keeps. */
+  private readonly maxSeen: number;
+  /** The stored mark whose dropped keys were told of (once per mark). */
+  private droppedTold: string | undefined;
 
   constructor(options: FeedReaderOptions<R>) {
     if (parseUtcSeconds(options.startFrom) === undefined) throw badInput('startFrom', `"${String(options.startFrom).slice(0, 30)}" is not a real UTC time as yyyy-MM-dd HH:mm:ss`);
@@ -177,6 +174,8 @@ export class FeedReader<R> {
     this.o = options;
     this.recent = new RecentKeys(options.recentKeys ?? FEED_BOUNDS.recentKeys);
     this.now = options.now ?? Date.now;
+    this.key = (r) => markKey(options.key(r));
+    this.maxSeen = Math.max(options.maxSeen ?? FEED_BOUNDS.maxSeen, options.pageSize);
   }
 
   /** True while a mark that was emitted past could not be written yet. */
@@ -213,13 +212,30 @@ export class FeedReader<R> {
       const gen = Number.isInteger(stored.generation) ? stored.generation : 0;
       if (!this.state || gen >= this.generation) {
         this.generation = Math.max(this.generation, gen);
-        this.state = { fromUtc: stored.fromUtc, seen: Array.isArray(stored.seen) ? stored.seen.map(String) : [], generation: this.generation };
+        this.state = { fromUtc: stored.fromUtc, seen: this.keptKeys(stored), generation: this.generation };
       }
     } else if (!this.state) {
       this.state = { fromUtc: this.o.startFrom, seen: [], generation: this.generation };
       this.unsaved = true;
     }
     return this.state!;
+  }
+
+  /**
+   * The keys of a stored mark, or none when they cannot be kept (too many, or too large for
+   * the store to read): the feed then goes on from the mark's own second, so nothing is lost
+   * and at most the records of one reply of that second come again (as after a hard kill).
+   * The mark without them is written with the next reply; told once.
+   */
+  private keptKeys(stored: FeedMark): string[] {
+    const seen = Array.isArray(stored.seen) ? stored.seen : [];
+    const why = stored.keysUnread ?? (seen.length > this.maxSeen ? `${seen.length} keys, more than the ${this.maxSeen} a mark keeps` : undefined);
+    if (why === undefined) return seen.map(String);
+    this.unsaved = true;
+    const which = `${stored.fromUtc}|${stored.generation}`;
+    if (this.droppedTold !== which) this.o.onKeysDropped?.({ second: stored.fromUtc, why });
+    this.droppedTold = which;
+    return [];
   }
 
   /**
@@ -301,14 +317,15 @@ export class FeedReader<R> {
     if (gen !== this.generation) throw new Superseded();
     const rules = { pageSize: o.pageSize, time: o.time, maxAheadMs: o.maxAheadMs ?? FEED_BOUNDS.maxAheadMs, now: this.now };
     const checked = checkReply(reply.records, reply.nextFromUtc, from, rules);
-    const fresh = freshRecords(checked, state, o.key, this.recent);
+    const fresh = freshRecords(checked, state, this.key, this.recent);
     const full = checked.records.length >= o.pageSize;
-    const { next, crowded } = nextMark(checked, state, gen, full, o.key);
+    const { next, crowded, overfull } = nextMark(checked, state, gen, full, this.key, this.maxSeen);
 
     const fence = this.emitFence(from);
-    for (const r of fresh) this.recent.add(o.key(r));
+    for (const r of fresh) this.recent.add(this.key(r));
     if (fresh.length) await o.emit(fresh, { fromUtc: from, nextFromUtc: next.fromUtc, fetched: checked.records.length });
     if (crowded) o.onCrowded?.(crowded);
+    if (overfull) o.onOverfull?.(overfull);
     await this.advance(state, next, fence);
     // After stepping past a second, go on at once only if the reply brought something new;
     // otherwise the next poll goes on (never a run of requests that bring nothing).

@@ -3,6 +3,7 @@
  * the API's rules, its new records picked, the next mark worked out. Pure: no store, no
  * emit, no state of the reader.
  */
+import { createHash } from 'node:crypto';
 import type { FeedMark } from '../account/types';
 import { GatewayError } from '../common/errors';
 import { formatUtcSeconds, parseUtcSeconds } from './time';
@@ -15,6 +16,24 @@ export interface CrowdedSecond {
   second: string;
   /** How many of its records were fetched (the rest, if any, cannot be). */
   fetched: number;
+}
+
+/** A second whose records outgrew the keys a mark keeps (see nextMark). */
+export interface OverfullSecond {
+  /** The second stepped past (`yyyy-MM-dd HH:mm:ss`). */
+  second: string;
+  /** Records of it emitted, by key: more than the mark keeps. */
+  keys: number;
+  /** The most keys a mark keeps. */
+  bound: number;
+}
+
+/** The most characters of a record's key kept as it is; a longer one is kept as its SHA-256. */
+export const MAX_KEY_CHARS = 128;
+
+/** A record's key as a mark keeps it: at most MAX_KEY_CHARS, so a mark's size is bounded by its count of keys. */
+export function markKey(k: string): string {
+  return k.length <= MAX_KEY_CHARS ? k : `#sha256:${createHash('sha256').update(k, 'utf8').digest('hex')}`;
 }
 
 /** What a reply is checked against. */
@@ -95,11 +114,22 @@ export function freshRecords<R>(reply: CheckedReply<R>, mark: FeedMark, key: (re
 /**
  * The mark after a reply to a request from `mark` (of generation `gen`); `crowded` when the
  * reply was full (`full`) and did not move the mark: the mark then steps past that second.
+ * `overfull` when the mark's second would keep more than `maxSeen` keys (a gateway whose
+ * `NextFromUTC` stays on one second while new records keep coming): the mark steps past that
+ * second too, so a mark never holds more than `maxSeen` keys.
  */
-export function nextMark<R>(reply: CheckedReply<R>, mark: FeedMark, gen: number, full: boolean, key: (record: R) => string): { next: FeedMark; crowded?: CrowdedSecond } {
+export function nextMark<R>(
+  reply: CheckedReply<R>,
+  mark: FeedMark,
+  gen: number,
+  full: boolean,
+  key: (record: R) => string,
+  maxSeen = Infinity,
+): { next: FeedMark; crowded?: CrowdedSecond; overfull?: OverfullSecond } {
   const from = mark.fromUtc;
   const fromSec = parseUtcSeconds(from)!;
   let crowded: CrowdedSecond | undefined;
+  let overfull: OverfullSecond | undefined;
   let markSec = reply.nextSec;
   if (full && reply.nextSec === fromSec) {
     // The whole reply is one second (or NextFromUTC did not move): step past it.
@@ -108,10 +138,22 @@ export function nextMark<R>(reply: CheckedReply<R>, mark: FeedMark, gen: number,
   }
   // Keys to keep: every key at or after the new mark's second (the mark's second itself,
   // normally). Keys of the old mark's second stay only while the mark stays there.
-  const keep = new Set<string>();
-  if (markSec === fromSec) for (const k of mark.seen) keep.add(k);
+  let keep = keysFrom(reply, markSec, key, markSec === fromSec ? mark.seen : []);
+  if (keep.size > maxSeen) {
+    // More records of one second than a mark tells apart: the ones to come cannot be told
+    // from those sent, so the mark steps past that second (as past a crowded one).
+    overfull = { second: formatUtcSeconds(markSec), keys: keep.size, bound: maxSeen };
+    markSec += 1;
+    keep = keysFrom(reply, markSec, key, []);
+  }
+  return { next: { fromUtc: formatUtcSeconds(markSec), seen: [...keep], generation: gen }, ...(crowded ? { crowded } : {}), ...(overfull ? { overfull } : {}) };
+}
+
+/** The keys `kept` and those of the reply's records at or after `sec`. */
+function keysFrom<R>(reply: CheckedReply<R>, sec: number, key: (record: R) => string, kept: string[]): Set<string> {
+  const keep = new Set<string>(kept);
   reply.records.forEach((r, i) => {
-    if (reply.secs[i]! >= markSec) keep.add(key(r));
+    if (reply.secs[i]! >= sec) keep.add(key(r));
   });
-  return { next: { fromUtc: formatUtcSeconds(markSec), seen: [...keep], generation: gen }, ...(crowded ? { crowded } : {}) };
+  return keep;
 }

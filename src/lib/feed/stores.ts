@@ -52,6 +52,13 @@ export function needsReset(err: unknown): boolean {
   return (err as { resetNeeded?: unknown } | null)?.resetNeeded === true;
 }
 
+/** A store failure as STORAGE (a GatewayError of the store, e.g. SHARED_STATE, passes as it is). */
+export function storageError(err: unknown, what: string): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const code = (err as NodeJS.ErrnoException)?.code;
+  return new GatewayError('STORAGE', `the feed's mark could not be ${what}${code ? ` (${code})` : ''}; polling stops until it can`, { cause: err });
+}
+
 /** `2026-05-01T10-20-30Z`: a time stamp usable in a file name. */
 function stamp(now = Date.now()): string {
   return new Date(now).toISOString().slice(0, 19).replace(/:/g, '-') + 'Z';

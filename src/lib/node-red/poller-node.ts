@@ -57,7 +57,7 @@ export interface PollerNodeOptions<R> {
   gw: GatewayNode | GatewayError;
   /** The feed's kind (`status-poller`): the feed is `<kind>-<node id or feedName>` (mark file, lease, mark key). */
   feedKind: string;
-  /** The node's translator (status.mark, status.missingStore, status.standby, status.sharedDown, warn.missingStore, warn.crowded). */
+  /** The node's translator (status.mark, status.missingStore, status.standby, status.sharedDown, warn.missingStore, warn.crowded, warn.overfull, warn.keysDropped). */
   tp: (key: string, vars?: Record<string, string | number>) => string;
   /** "status polling": for the log line after a recovery. */
   what: string;
@@ -207,6 +207,8 @@ class FeedPoller<R> implements PollerControl, PollerView {
         onCrowded: ({ second, fetched }: CrowdedSecond) => {
           o.node.warn(o.tp('warn.crowded', { second, fetched, next: second }));
         },
+        onOverfull: ({ second, keys, bound }) => o.node.warn(o.tp('warn.overfull', { second, keys, bound })),
+        onKeysDropped: ({ second, why }) => o.node.warn(o.tp('warn.keysDropped', { second, why })),
       });
     } catch (err) {
       return toGatewayError(err);

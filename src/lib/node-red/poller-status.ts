@@ -22,6 +22,8 @@ export const POLLER_TEXTS: Record<string, string> = {
   'status.sharedDown': 'shared state (Redis) unreachable: not polling',
   'status.sendFromUtc': 'send {fromUTC}',
   'warn.missingStore': 'context store "__store__" is not configured in settings.js (contextStorage): the mark is kept in __used__ instead',
+  'warn.overfull': "the second __second__ kept bringing new records while the gateway's NextFromUTC stayed there (__keys__ sent, more than the __bound__ a mark tells apart): any more records of that second cannot be told apart from those sent; polling goes on from the next second",
+  'warn.keysDropped': 'the stored mark at __second__ could not be read with its keys (__why__): polling goes on from that second without them, so nothing is lost and at most one reply of that second comes again',
 };
 
 /**

@@ -19,7 +19,7 @@ import type { FeedMark, MarkStore } from '../types';
 import type { AccountKeys } from './keys';
 import { SharedStateError, abortableSleep, type RedisConnection } from './connection';
 import { script } from './script';
-import { hash, int } from './replies';
+import { int, markFields } from './replies';
 
 /** KEYS: mark, fence. ARGV: fromUtc, seen JSON, generation, fence ('' = none). */
 const SAVE = `if ARGV[4] ~= '' then
@@ -40,6 +40,21 @@ if h[1] then
 end
 redis.call('HSET', KEYS[1], 'fromUtc', ARGV[1], 'seen', ARGV[2], 'generation', ARGV[3], 'fence', ARGV[4])
 return 1`;
+
+/**
+ * KEYS: mark. ARGV: the most bytes of keys to read. The mark's fields and the length of its
+ * keys; the keys themselves only within the bound (false beyond it), so a mark grown past
+ * the connection's reply bound (8 MiB; older versions kept every key of a second) is still
+ * read, without them, instead of dropping the connection at every try (issue 43).
+ */
+const READ = `local h = redis.call('HMGET', KEYS[1], 'fromUtc', 'generation', 'fence')
+local n = redis.call('HSTRLEN', KEYS[1], 'seen')
+local seen = false
+if n <= tonumber(ARGV[1]) then seen = redis.call('HGET', KEYS[1], 'seen') end
+return {h[1] or false, h[2] or false, h[3] or false, seen or false, n}`;
+
+/** The most bytes of a mark's keys read back: far above a mark of 10,000 keys (1.3 MB), far below the reply bound. */
+export const MAX_MARK_KEYS_BYTES = 4 * 1024 * 1024;
 
 export { SharedStateError };
 
@@ -65,7 +80,9 @@ function parseMark(h: Record<string, string> | null | undefined): KnownMark | un
   } catch {
     seen = [];
   }
-  return { fromUtc: h.fromUtc, seen, generation: Number(h.generation ?? 0) || 0, fence: Number(h.fence ?? 0) || 0 };
+  const mark: KnownMark = { fromUtc: h.fromUtc, seen, generation: Number(h.generation ?? 0) || 0, fence: Number(h.fence ?? 0) || 0 };
+  if (h.seen === undefined && Number(h.seenBytes) > 0) mark.keysUnread = `its keys are ${(Number(h.seenBytes) / 1048576).toFixed(1)} MiB, more than the ${MAX_MARK_KEYS_BYTES / 1048576} MiB read back`;
+  return mark;
 }
 
 export interface RedisMarkStoreOptions {
@@ -101,7 +118,7 @@ export class RedisMarkStore implements MarkStore {
       this.lost.delete(feed);
       mark = this.note(feed, await this.read(feed));
     }
-    return mark && { fromUtc: mark.fromUtc, seen: mark.seen, generation: mark.generation };
+    return mark && { fromUtc: mark.fromUtc, seen: mark.seen, generation: mark.generation, ...(mark.keysUnread ? { keysUnread: mark.keysUnread } : {}) };
   }
 
   /**
@@ -110,7 +127,7 @@ export class RedisMarkStore implements MarkStore {
    */
   async observe(feed: string, timeoutMs = this.opts.timeoutMs): Promise<void> {
     const key = this.keys.key('mark', feed);
-    const h = await this.conn.run('reading the feed mark', async (r) => hash(await r.hgetall(key), 'HGETALL'), { timeoutMs });
+    const h = await this.conn.run('reading the feed mark', async (r) => markFields(await r.eval(READ, 1, key, MAX_MARK_KEYS_BYTES), 'the mark read'), { timeoutMs });
     const mark = this.note(feed, parseMark(h));
     if (this.behind(feed, mark)) await this.restore(feed, !mark);
   }
@@ -121,9 +138,9 @@ export class RedisMarkStore implements MarkStore {
     // last mark, the lease) is on a replica, so nothing is emitted past a mark a promoted
     // replica would not hold.
     const h = this.conn.replicated
-      ? await this.conn.acknowledged<unknown>('reading the feed mark', key, this.opts.timeoutMs, (p) => p.hgetall(key))
-      : await this.conn.run('reading the feed mark', (r) => r.hgetall(key), { timeoutMs: this.opts.timeoutMs });
-    return parseMark(this.conn.checkReply(() => hash(h, 'HGETALL')));
+      ? await this.conn.acknowledged<unknown>('reading the feed mark', key, this.opts.timeoutMs, (p) => p.eval(READ, 1, key, MAX_MARK_KEYS_BYTES))
+      : await this.conn.run('reading the feed mark', (r) => r.eval(READ, 1, key, MAX_MARK_KEYS_BYTES), { timeoutMs: this.opts.timeoutMs });
+    return parseMark(this.conn.checkReply(() => markFields(h, 'the mark read')));
   }
 
   /** Remembers `mark` when it is the newest this instance has seen of `feed`; returns it. */

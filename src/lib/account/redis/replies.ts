@@ -39,12 +39,16 @@ export function ok(v: unknown, what: string, nilOk = false): 'OK' | null {
   throw new WrongReplyError(what, nilOk ? 'OK or nil' : 'OK', v);
 }
 
-/** A hash (HGETALL, after ioredis's transform): an object of strings, {} when the key is absent. */
-export function hash(v: unknown, what: string): Record<string, string> {
-  if (v && typeof v === 'object' && !Array.isArray(v) && !Buffer.isBuffer(v) && Object.values(v).every((x) => typeof x === 'string')) {
-    return v as Record<string, string>;
-  }
-  throw new WrongReplyError(what, 'a hash', v);
+/** The mark-read script's reply (mark-store.ts) as a hash of the mark's fields (`seenBytes`: the keys' length, `seen` absent beyond the bound). */
+export function markFields(v: unknown, what: string): Record<string, string> {
+  const text = (x: unknown) => x === null || typeof x === 'string';
+  if (!Array.isArray(v) || v.length !== 5 || !v.slice(0, 4).every(text) || !Number.isSafeInteger(v[4])) throw new WrongReplyError(what, 'the mark fields and a length', v);
+  const out: Record<string, string> = {};
+  ['fromUtc', 'generation', 'fence', 'seen'].forEach((k, i) => {
+    if (v[i] !== null) out[k] = v[i] as string;
+  });
+  out.seenBytes = String(v[4]);
+  return out;
 }
 
 /** Nil, or an array of a string and an integer (the token script). */

@@ -8,7 +8,7 @@ import { GatewayError, badInput } from '../../common/errors';
 import { joinProblems } from '../../common/checks';
 import type { Query } from '../../transport/http';
 import type { GatewayContext, LookupOptions } from '../gateway-context';
-import { checkPageSize, checkPrimeId, getTerminal, getTerminalsPage, type TerminalInfo, type TerminalPage } from '../terminal-inventory';
+import { checkMaxPages, checkPageSize, checkPrimeId, getTerminal, getTerminalsPage, walkTerminals, type TerminalInfo, type TerminalPage } from '../terminal-inventory';
 import { lookupMessages, type LookupPartial, type LookupResult } from '../terminal-lookup';
 import { getBroadcastIds, getServiceInfo, getSubaccounts, type BroadcastInfo, type ServiceInfo, type Subaccount } from '../service-info';
 import { checkCallBody, checkCallPath, checkGroup, checkMethod, gatewayCall } from '../gateway-call';
@@ -33,8 +33,12 @@ type IdsInput = number | string | bigint | { ID: unknown } | Array<number | stri
 export interface MoreCalls {
   /** One keyset page of the inventory: the page after `sinceId` (absent: the first), `pageSize` 1..1000 (default 1000). */
   terminalsPage(options?: LookupOptions & { sinceId?: string; pageSize?: number }): Promise<TerminalPage>;
-  /** Every page of the inventory in turn (one call per page; only the page at hand is held). */
-  terminals(options?: LookupOptions & { pageSize?: number }): AsyncGenerator<TerminalInfo[]>;
+  /**
+   * Every page of the inventory in turn (one call per page; only the page at hand is held).
+   * At most `maxPages` calls (default 1000, the empty page that ends the list included);
+   * BAD_RESPONSE for a list not ended by then, pages that go round or out of PrimeID order.
+   */
+  terminals(options?: LookupOptions & { pageSize?: number; maxPages?: number }): AsyncGenerator<TerminalInfo[]>;
   /** One terminal by PrimeID; NOT_FOUND when the gateway does not know it. */
   terminal(primeId: string, options?: LookupOptions): Promise<TerminalInfo>;
   /**
@@ -63,12 +67,8 @@ export const moreCalls: MoreCalls & ThisType<GatewayContext> = {
   },
   async *terminals(o = {}) {
     const size = checkPageSize(o.pageSize, 'pageSize');
-    for (let since: string | undefined; ; ) {
-      const page = await getTerminalsPage(this, since, size, o);
-      if (!page.terminals.length) return;
-      yield page.terminals;
-      since = page.nextSinceId ?? undefined;
-    }
+    const maxPages = checkMaxPages(o.maxPages, 'maxPages');
+    for await (const page of walkTerminals(this, size, maxPages, o)) if (page.terminals.length) yield page.terminals;
   },
   async terminal(primeId, o = {}) {
     return (await getTerminal(this, checkPrimeId(primeId, 'primeId'), o)).terminal;
