@@ -40,13 +40,25 @@ const enum S {
 const CR = 0x0d;
 const LF = 0x0a;
 const LENGTH = /^(0|[1-9][0-9]{0,9})$/;
-/** The bytes a header line of each type may hold at all (checked as they come, before the decoder sees them). */
-const DIGITS = /^[-0-9]*$/;
-const CHARS: Record<string, RegExp> = { ',': /^[-+.0-9eEinaf]*$/, '#': /^[tf]*$/, _: /^$/ };
+/**
+ * What a header line of each type may begin with, checked at every byte that comes (the
+ * decoder acts on a line before its CR: after `$-` it skips `1\r\n` unread, after `,n` the
+ * rest of `nan\r\n`): only a beginning of a well-formed line reaches it.
+ */
+const LENGTH_START = /^(0|[1-9][0-9]{0,9})?$/;
+const BEGINNINGS: Record<string, RegExp> = {
+  $: /^(-1?|0|[1-9][0-9]{0,9})?$/,
+  '*': /^(-1?|0|[1-9][0-9]{0,9})?$/,
+  ':': /^(-|0|-?[1-9][0-9]{0,18})?$/,
+  '(': /^(-|0|-?[1-9][0-9]{0,99})?$/,
+  ',': /^(n|na|nan|-|-?i|-?in|-?inf|-?[0-9]{1,40}(\.[0-9]{0,40}([eE][+-]?[0-9]{0,4})?|[eE][+-]?[0-9]{0,4})?)?$/,
+  '#': /^[tf]?$/,
+  _: /^$/,
+};
 const FORMS: Record<string, { re: RegExp; what: string }> = {
   ':': { re: /^(0|-?[1-9][0-9]{0,18})$/, what: 'an integer that is not decimal digits' },
   '(': { re: /^(0|-?[1-9][0-9]{0,99})$/, what: 'a big number that is not decimal digits' },
-  ',': { re: /^(nan|-?inf|-?[0-9]{1,20}(\.[0-9]{1,20})?([eE][+-]?[0-9]{1,4})?)$/, what: 'a double that is not a number' },
+  ',': { re: /^(nan|-?inf|-?[0-9]{1,40}(\.[0-9]{1,40})?([eE][+-]?[0-9]{1,4})?)$/, what: 'a double that is not a number' },
   '#': { re: /^[tf]$/, what: 'a boolean other than t or f' },
   _: { re: /^$/, what: 'a null with content' },
 };
@@ -148,15 +160,25 @@ export class RespCheck {
     const stop = Math.min(chunk.length, i + MAX_LINE + 1 - this.line.length);
     let j = i;
     while (j < stop && chunk[j] !== CR) j++;
-    const part = Buffer.from(chunk.buffer, chunk.byteOffset + i, j - i).toString('latin1');
-    if (!(CHARS[this.type] ?? DIGITS).test(part)) return this.refuse(FORMS[this.type]?.what ?? 'a length or count that is not decimal digits', i);
-    this.line += part;
+    this.line += Buffer.from(chunk.buffer, chunk.byteOffset + i, j - i).toString('latin1');
     if (this.line.length > MAX_LINE) return this.refuse(`a header line longer than ${MAX_LINE} bytes`, j);
+    if (!(BEGINNINGS[this.type] ?? LENGTH_START).test(this.line)) return this.refuse(FORMS[this.type]?.what ?? 'a length or count that is not decimal digits', i);
     if (j < chunk.length && chunk[j] === CR) {
+      const bad = this.lineFault();
+      if (bad) return this.refuse(bad, j);
       this.state = S.Lf;
       return j + 1;
     }
     return j;
+  }
+
+  /** What is wrong with a whole header line, checked at its CR: the decoder reads the line at its CR. */
+  private lineFault(): string | undefined {
+    const { type, line } = this;
+    const form = FORMS[type];
+    if (form) return form.re.test(line) ? undefined : form.what;
+    if (line === '-1' && (type === '$' || type === '*')) return undefined;
+    return LENGTH.test(line) ? undefined : 'a length or count that is not decimal digits';
   }
 
   private bulk(chunk: Uint8Array, i: number): number {
@@ -171,13 +193,10 @@ export class RespCheck {
     return i + n;
   }
 
-  /** A header line is in (its CRLF too): a value, or the start of a bulk string or aggregate. */
+  /** A header line is in (its CRLF too, its form checked at its CR): a value, or the start of a bulk string or aggregate. */
   private lineDone(): void {
     const { type, line } = this;
-    const form = FORMS[type];
-    if (form && !form.re.test(line)) this.refuse(form.what);
-    else if (form || type === '+' || type === '-' || (line === '-1' && (type === '$' || type === '*'))) this.valueDone();
-    else if (!LENGTH.test(line)) this.refuse('a length or count that is not decimal digits');
+    if (FORMS[type] || type === '+' || type === '-' || line === '-1') this.valueDone();
     else this.startValue(type, Number(line));
   }
 
