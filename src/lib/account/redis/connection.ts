@@ -10,8 +10,9 @@
 import { EventEmitter } from 'node:events';
 import type Redis from 'ioredis';
 import type { Duplex } from 'node:stream';
+import type { Socket } from 'node:net';
 import { GatewayError } from '../../common/errors';
-import { guardStream } from './reply-guard';
+import { guardSocket } from './reply-guard';
 import { checkRedisUrl, connectionAddress, createClient, keySlot, type RedisConnectionOptions, type RedisMode } from './client';
 import { SharedStateError } from './errors';
 import { ReplicaAcks } from './replicas';
@@ -79,7 +80,7 @@ export class RedisConnection extends EventEmitter {
   private refusals = 0;
   /** The master this connection talks to (sentinel, standalone), as host:port. */
   private masterAddr: string | undefined;
-  /** An oversized reply was told about ('oversize' is emitted once per connection object). */
+  /** A reply the guard refused (oversized, malformed) was told about ('oversize' is emitted once per connection object). */
   private tripWarned = false;
   /** ioredis's connect was cut short (see watchClient): its 'end' is followed by a new connect. */
   private connectCut = false;
@@ -104,7 +105,7 @@ export class RedisConnection extends EventEmitter {
     this.label = opts.label ?? `redis ${this.address}`;
     const maxReply = opts.maxReplyBytes ?? MAX_REPLY_BYTES;
     this.client = createClient(opts, (times) => this.retryDelay(times), {
-      guard: (stream) => this.guardReplies(stream, maxReply),
+      guard: (socket) => this.guardReplies(socket, maxReply),
       wrongReply: (err) => this.noteWrongReply(err),
       // 'sentinel-error' (err, host:port): for diagnosis; a warning is the data connection's to give.
       sentinelError: (err, sentinel) => this.emit('sentinel-error', err, sentinel),
@@ -124,15 +125,19 @@ export class RedisConnection extends EventEmitter {
     return this.refused ? Math.min(2000 * 2 ** Math.min(this.refusals, 4), 30_000) : Math.min(times * 50, 1000);
   }
 
-  /** Bounds every reply on each socket the client opens (told once per connection object, 'oversize'). */
-  private guardReplies(stream: Duplex, maxBytes: number): void {
-    guardStream(stream, {
+  /**
+   * The stream the client reads each socket it opens through: a reply over the bound or
+   * malformed closes it (told once per connection object, 'oversize', for either).
+   */
+  private guardReplies(socket: Socket, maxBytes: number): Duplex {
+    return guardSocket(socket, {
       maxBytes,
-      onTrip: (why) => {
-        this.noteFault('a reply over the size bound');
+      onTrip: ({ kind, why }) => {
+        this.noteFault(kind === 'size' ? 'a reply over the size bound' : 'a malformed reply');
         if (this.tripWarned) return;
         this.tripWarned = true;
-        this.emit('oversize', new GatewayError('SHARED_STATE', `${this.label}: Redis sent ${why}; the connection was closed (a real reply of ours is a few kB: is this address really our Redis?)`));
+        const real = kind === 'size' ? 'a real reply of ours is a few kB' : 'Redis frames its replies exactly';
+        this.emit('oversize', new GatewayError('SHARED_STATE', `${this.label}: Redis sent ${why}; the connection was closed (${real}: is this address really our Redis?)`));
       },
     });
   }

@@ -1,16 +1,19 @@
 /**
- * Every socket ioredis opens for one RedisConnection, under the reply guard (issue 34): the
- * data connection, the connections to the sentinels (the master look-up and the failover
+ * Every socket ioredis opens for one RedisConnection, under the reply guard (issues 34, 43):
+ * the data connection, the connections to the sentinels (the master look-up and the failover
  * watch) and, in cluster mode, each node's connection and the duplicates ioredis opens to
  * ask CLUSTER SLOTS. ioredis builds a client's sockets with its `Connector` option, which
- * its sentinel clients and its duplicates carry on: a connector that guards what its
- * `connect()` returns covers them all.
+ * its sentinel clients and its duplicates carry on: a connector whose `connect()` hands
+ * ioredis the guarded stream instead of the socket covers them all. (ioredis's cluster
+ * subscriber is built without the option, but it connects only for SUBSCRIBE and the like,
+ * which we never send.)
  *
  * Replies ioredis reads itself are checked for their type before it uses them: the
  * sentinel's master address, and CLUSTER SLOTS (a nil there threw inside ioredis's callback,
  * an uncaught exception; 16,384 slot ranges of 0-16383 each held the event loop for minutes).
  */
 import type { Duplex } from 'node:stream';
+import type { Socket } from 'node:net';
 import type Redis from 'ioredis';
 import type { RedisOptions } from 'ioredis';
 import { WrongReplyError, masterAddress } from './replies';
@@ -19,6 +22,8 @@ type Emitter = (type: string, err: Error) => void;
 
 interface ConnectorBase {
   connect(e: Emitter): Promise<Duplex>;
+  /** The stream of the last connect (ioredis's disconnect() ends it). */
+  stream?: Duplex;
 }
 
 interface SentinelBase extends ConnectorBase {
@@ -32,8 +37,8 @@ interface SentinelBase extends ConnectorBase {
 export type ConnectorClass = NonNullable<RedisOptions['Connector']>;
 
 export interface ConnectorHooks {
-  /** Bounds the replies read from a new socket (reply-guard.ts). */
-  guard(stream: Duplex): void;
+  /** The stream ioredis is to read a new socket through: its replies checked and bounded (reply-guard.ts). */
+  guard(socket: Socket): Duplex;
   /** Told of a reply of the wrong type that ioredis itself asked for (a sentinel, CLUSTER SLOTS). */
   wrongReply(err: WrongReplyError): void;
   /**
@@ -53,17 +58,15 @@ export function guardedConnectors(hooks: ConnectorHooks): { standalone: Connecto
 
   class GuardedStandalone extends StandaloneConnector {
     override async connect(e: Emitter): Promise<Duplex> {
-      const stream = await super.connect(e);
-      hooks.guard(stream);
-      return stream;
+      this.stream = hooks.guard((await super.connect(e)) as Socket);
+      return this.stream;
     }
   }
 
   class GuardedSentinel extends SentinelConnector {
     override async connect(e: Emitter): Promise<Duplex> {
-      const stream = await super.connect(e);
-      hooks.guard(stream);
-      return stream;
+      this.stream = hooks.guard((await super.connect(e)) as Socket);
+      return this.stream;
     }
 
     /**

@@ -1,119 +1,114 @@
 /**
- * A bound on every Redis reply (issue 25): ioredis buffers a reply whole before it hands it
- * over, so anything answering on the Redis address could stream one endless bulk string
- * into Node-RED's memory. The guard listens to the socket's bytes before the client's own
- * parser (prependListener), follows the reply boundaries of RESP2/RESP3 (types and lengths
- * only, never the content), and destroys the socket when one reply passes `maxBytes` or
- * nests deeper than `MAX_DEPTH`: the client then reconnects as after any broken connection.
+ * The reply guard (issues 25, 43): ioredis reads a Redis peer's bytes only through a stream
+ * that checked them first. `guardSocket` wraps the socket a connector opened in a Duplex:
+ * each chunk the socket reads goes through a strict RESP check (resp-check.ts: framing,
+ * digits-only lengths, each whole reply within `maxBytes`, nesting) and only then is pushed
+ * to the Duplex, where ioredis's decoder reads it; the first chunk that breaks the check is
+ * never pushed: the socket is destroyed, `onTrip` told once, and the client reconnects as
+ * after any broken connection.
+ *
+ * Before (issue 43) the guard was a 'data' listener beside the decoder, which ioredis adds
+ * with prependListener after it: the decoder saw every chunk first, and five bytes (`$*\r\nX`)
+ * held it in an endless loop.
+ *
+ * The Duplex stands for the socket towards ioredis: it passes on what ioredis asks of a socket
+ * (connecting, the connect and timeout events, setTimeout, setKeepAlive, setNoDelay, the
+ * remote address) and writes through to it.
  */
-import type { Duplex } from 'node:stream';
-
-/** Aggregates may nest at most this deep (ours: 2). */
-const MAX_DEPTH = 32;
+import { Duplex } from 'node:stream';
+import type { Socket } from 'node:net';
+import { RespCheck, type RespFault } from './resp-check';
 
 export interface ReplyGuardLimit {
   maxBytes: number;
   /** Told once per broken stream, with a message that holds no reply content. */
-  onTrip: (why: string) => void;
+  onTrip: (fault: RespFault) => void;
 }
 
-/** Follows reply boundaries; `bytes` is the size so far of the reply being received. */
-export class ReplyScanner {
-  bytes = 0;
-  /** Values still due per open aggregate (innermost last). */
-  private readonly stack: number[] = [];
-  private bulkLeft = 0;
-  private line: Buffer[] = [];
-  private lineLen = 0;
-  tripped = '';
+/** The events of the socket ioredis waits for on the stream it is given. */
+const PASSED_ON = ['connect', 'secureConnect', 'ready', 'timeout'] as const;
 
-  constructor(private readonly maxBytes: number) {}
+/** A socket's readable side behind the RESP check; writes go straight through. */
+export class GuardedSocket extends Duplex {
+  private readonly check: RespCheck;
 
-  /** Consumes one chunk; returns a reason when the reply is over its bound. */
-  push(chunk: Buffer): string {
-    let i = 0;
-    while (i < chunk.length && !this.tripped) {
-      if (this.bulkLeft > 0) {
-        const n = Math.min(this.bulkLeft, chunk.length - i);
-        this.bulkLeft -= n;
-        i += n;
-        this.bytes += n;
-        if (this.bulkLeft === 0) this.valueDone();
-      } else {
-        const nl = chunk.indexOf(0x0a, i);
-        const end = nl < 0 ? chunk.length : nl + 1;
-        this.bytes += end - i;
-        if (this.lineLen < 64) this.line.push(chunk.subarray(i, Math.min(end, i + 64)));
-        this.lineLen += end - i;
-        i = end;
-        if (nl >= 0) {
-          const text = Buffer.concat(this.line).toString('latin1');
-          this.line = [];
-          this.lineLen = 0;
-          this.header(text);
-        }
-      }
-      if (this.bytes > this.maxBytes) this.tripped = `a reply larger than ${this.maxBytes} bytes`;
-    }
-    return this.tripped;
+  constructor(
+    readonly socket: Socket,
+    private readonly limit: ReplyGuardLimit,
+  ) {
+    super({ allowHalfOpen: false });
+    this.check = new RespCheck(limit.maxBytes);
+    socket.on('data', (chunk: Buffer | string) => this.onData(typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : chunk));
+    socket.on('end', () => this.push(null));
+    socket.on('error', (err: Error) => this.destroy(err));
+    socket.on('close', () => this.destroy());
+    for (const event of PASSED_ON) socket.on(event, (...args: unknown[]) => this.emit(event, ...args));
+    if (socket.destroyed) this.destroy();
   }
 
-  private header(text: string): void {
-    const type = text[0];
-    const n = Number.parseInt(text.slice(1), 10);
-    switch (type) {
-      case '$': // bulk string
-      case '=': // verbatim string
-      case '!': // blob error
-        if (n >= 0) this.bulkLeft = n + 2;
-        else this.valueDone();
-        return;
-      case '*': // array
-      case '~': // set
-      case '>': // push
-        return this.open(n);
-      case '%': // map
-        return this.open(n * 2);
-      case '|': // attribute: n pairs, then the value it describes
-        return this.open(n * 2 + 1);
-      default: // + - : _ , # ( and anything else: one line
-        this.valueDone();
-    }
-  }
-
-  private open(n: number): void {
-    if (!(n > 0)) return this.valueDone();
-    if (this.stack.length >= MAX_DEPTH) {
-      this.tripped = `a reply nested deeper than ${MAX_DEPTH} levels`;
+  private onData(chunk: Buffer): void {
+    if (this.destroyed) return;
+    const fault = this.check.push(chunk);
+    if (fault) {
+      this.limit.onTrip(fault);
+      // No error: the owner's one warning is the trip's, not a second 'cannot be reached'.
+      this.socket.destroy();
+      this.destroy();
       return;
     }
-    this.stack.push(n);
+    if (!this.push(chunk)) this.socket.pause();
   }
 
-  private valueDone(): void {
-    while (this.stack.length) {
-      const left = this.stack[this.stack.length - 1]! - 1;
-      if (left > 0) {
-        this.stack[this.stack.length - 1] = left;
-        return;
-      }
-      this.stack.pop();
+  override _read(): void {
+    this.socket.resume();
+  }
+
+  override _write(chunk: Buffer, encoding: BufferEncoding, callback: (err?: Error | null) => void): void {
+    this.socket.write(chunk, encoding, callback);
+  }
+
+  override _final(callback: (err?: Error | null) => void): void {
+    this.socket.end(() => callback());
+  }
+
+  override _destroy(err: Error | null, callback: (err?: Error | null) => void): void {
+    this.socket.destroy();
+    callback(err);
+  }
+
+  get connecting(): boolean {
+    return this.socket.connecting;
+  }
+
+  get remoteAddress(): string | undefined {
+    return this.socket.remoteAddress;
+  }
+
+  get remotePort(): number | undefined {
+    return this.socket.remotePort;
+  }
+
+  setTimeout(ms: number, callback?: () => void): this {
+    this.socket.setTimeout(ms);
+    if (callback) {
+      if (ms === 0) this.off('timeout', callback);
+      else this.once('timeout', callback);
     }
-    this.bytes = 0; // a whole reply is in
+    return this;
+  }
+
+  setKeepAlive(enable?: boolean, initialDelay?: number): this {
+    this.socket.setKeepAlive(enable, initialDelay);
+    return this;
+  }
+
+  setNoDelay(noDelay?: boolean): this {
+    this.socket.setNoDelay(noDelay);
+    return this;
   }
 }
 
-/** Guards one socket (called at each new connection of a client). */
-export function guardStream(stream: Duplex, limit: ReplyGuardLimit): void {
-  const scanner = new ReplyScanner(limit.maxBytes);
-  const onData = (chunk: Buffer | string) => {
-    const why = scanner.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-    if (why) {
-      stream.off('data', onData);
-      limit.onTrip(why);
-      // No error: the owner's one warning is the trip's, not a second 'cannot be reached'.
-      stream.destroy();
-    }
-  };
-  stream.prependListener('data', onData);
+/** The stream ioredis is to read one new socket through (called at each new connection of a client). */
+export function guardSocket(socket: Socket, limit: ReplyGuardLimit): GuardedSocket {
+  return new GuardedSocket(socket, limit);
 }
