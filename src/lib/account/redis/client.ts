@@ -7,6 +7,7 @@
  * queue, and commands in flight when the connection drops are failed, not resent.
  */
 import type { ConnectionOptions } from 'node:tls';
+import { isIP } from 'node:net';
 import type Redis from 'ioredis';
 import { GatewayError } from '../../common/errors';
 import { checkSlotsOfDuplicates, guardedConnectors, type ConnectorHooks } from './connectors';
@@ -132,7 +133,9 @@ export type RetryStrategy = (times: number) => number | null;
  */
 export function createClient(opts: RedisConnectionOptions, retry: RetryStrategy, hooks: ConnectorHooks): Redis {
   const u = new URL(opts.url);
-  const tls = u.protocol === 'rediss:' ? { ...(opts.tls ?? {}), servername: opts.tls?.servername ?? u.hostname } : undefined;
+  // SNI names a host, never an address (RFC 6066: Node warns and will ignore it).
+  const sni = opts.tls?.servername ?? (isIP(u.hostname.replace(/^\[|\]$/g, '')) ? undefined : u.hostname);
+  const tls = u.protocol === 'rediss:' ? { ...(opts.tls ?? {}), ...(sni ? { servername: sni } : {}) } : undefined;
   const connectors = guardedConnectors(hooks);
   const common = {
     Connector: connectors.standalone,
