@@ -83,12 +83,28 @@ async function sendAllPages(RED: NodeAPI, node: Node, gw: GatewayNode, msg: Msg,
   }
 }
 
+/**
+ * The query parameters the node sets itself: `msg.query` may add others, never these (a `SinceID`
+ * of its own made every page of a walk ask for the same page; issue 43). Any case.
+ */
+const OWN_PARAMS = ['SinceID', 'PageSize', 'PrimeID'];
+
+/** `msg.query`, checked: BAD_INPUT naming a parameter the node sets itself. */
+function walkQuery(q: unknown): Query {
+  const query = mergeQuery({}, q);
+  for (const k of Object.keys(query)) {
+    const own = OWN_PARAMS.find((p) => p.toLowerCase() === k.toLowerCase());
+    if (own) throw badInput(`msg.query.${k}`, `${own} is set by the node: give {sinceId, pageSize} or a PrimeID in msg.payload (or msg.pageSize), not in msg.query`);
+  }
+  return query;
+}
+
 function startTerminals(RED: NodeAPI, node: Node, config: TerminalsConfig): void {
   const gw = useConfigNode(RED, node, config.gateway, isGateway, 'gateway', 'iotgw-gateway');
   handleInput(RED, node, async (msg: Msg, send, { signal }) => {
     if (gw instanceof GatewayError) throw gw;
     const req = readTerminalsRequest(config, msg);
-    const query = mergeQuery({}, msg.query);
+    const query = walkQuery(msg.query);
     if (req.kind === 'terminal') {
       const { terminal, statusCode } = await getTerminal(gw, req.primeId, { query, signal });
       send(Object.assign(msg, { payload: terminal, statusCode }));

@@ -146,6 +146,10 @@ describe('iotgw-terminals against the simulator', function () {
       [{ payload: { since: 'x' } }, 'msg.payload.since'],
       [{ payload: '', pages: 'some' }, 'msg.pages'],
       [{ payload: true }, 'msg.payload'],
+      // The walk's own parameters (a SinceID of its own asked every page for the same page; issue 43).
+      [{ payload: '', query: { SinceID: '01000005SKYCD96' } }, 'msg.query.SinceID'],
+      [{ payload: { pageSize: 5 }, query: { pagesize: 9 } }, 'msg.query.pagesize'],
+      [{ payload: '01000005SKYCD96', query: { PrimeID: '01000006SKYCD97' } }, 'msg.query.PrimeID'],
     ];
     for (const [msg] of bad) n.get('terms').receive(msg);
     await until(() => caught.length === bad.length);
