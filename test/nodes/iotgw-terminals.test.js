@@ -84,7 +84,9 @@ describe('iotgw-terminals against the simulator', function () {
   it('an account with no terminal: one msg with an empty array', async function () {
     const n = await load(flow());
     const out = collect(n.get('out'));
-    n.get('terms').receive({ payload: '', query: { SinceID: 'ZZZZZZZZZZZZZZZ' } });
+    // The account's inventory is empty: its first page has no terminal.
+    sim.server.inject({ route: 'terminal/inventory', status: 200, body: { ErrorID: 0, Terminals: [] }, times: 1 });
+    n.get('terms').receive({ payload: '' });
     await until(() => out.length === 1);
     assert.deepEqual(out[0].payload, []);
     assert.equal(out[0].parts.count, 1);
