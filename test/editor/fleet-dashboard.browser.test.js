@@ -41,8 +41,10 @@ if (!withoutChromium(TITLE)) {
     const received = [];
 
     before(async function () {
-      // The demo and Chromium start side by side; after() stops whichever started.
-      const [d, b] = await Promise.allSettled([forkDemo({ only: ['fleet-dashboard'] }), launchBrowser()]);
+      // The demo and Chromium start side by side; after() stops whichever started. Every mover of
+      // the living fleet reports every round (3 s; npm start's: 4 a round, each mover every 18 s),
+      // so the map's markers move within a poll of the flow rather than a poll and a lap.
+      const [d, b] = await Promise.allSettled([forkDemo({ only: ['fleet-dashboard'], demo: { reportsPerRound: 24 } }), launchBrowser()]);
       demo = d.value;
       browser = b.value;
       if (d.status === 'rejected') throw d.reason;
@@ -106,13 +108,14 @@ if (!withoutChromium(TITLE)) {
     it('the map holds a marker per terminal that reported a position, and none for another', async function () {
       // The simulator's terminals that reported a position (the held ones online, the living
       // fleet's movers: all of the example's own account), once every mover has, and once the
-      // flow's SetReporting (20 s after deploy) has made the gateway hold five more terminals that
-      // never report: a loaded run met this test only after that, and those were taken for
-      // reporters (issue 44), so every run meets it now.
+      // dashboard's button has sent SetReporting, which makes the gateway hold five more
+      // terminals that never report: a loaded run met this test only after the flow's own
+      // SetReporting (20 s after deploy), and those were taken for reporters (issue 44).
+      await page.click('#nrdb-ui-widget-fd-send-button button');
       const { reporters, movers } = await poll(async () => {
         const r = await demo.ask('reporters', 'reporters');
         return r.allReported && r.sent.length >= 5 && r;
-      }, 120000, 'every mover of the living fleet to report once, and the SetReporting to reach five terminals');
+      }, 120000, "every mover of the living fleet to report once, and the button's SetReporting to reach five terminals");
       assert.ok(reporters.length > movers.length, `the held terminals report too (${reporters.length} reporters, ${movers.length} movers)`);
       let seen = {};
       const got = await poll(async () => {

@@ -3,7 +3,7 @@
  * Child process for the demo's tests (test/package/start-demo.test.js, the fleet dashboard's):
  * `npm start`'s startDev (scripts/start.js) on free ports and a fresh user dir (argv[2]),
  * with whatever proxy the environment names; argv[3], when given, is JSON of more startDev
- * options (`only`, `settings`). It reports to the parent over IPC: every node status
+ * options (`only`, `settings`, `demo`). It reports to the parent over IPC: every node status
  * change, Node-RED's runtime events (`runtime-state`: missing types), and on request the
  * simulator's call count ('calls'), its inventory ('fleet'), the terminals that reported a position ('reporters') or the result of deploying examples (`{deploy: [names]}`:
  * every example named, whatever its types). Node-RED's log goes to stdout as with `npm start`.
