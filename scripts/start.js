@@ -212,7 +212,8 @@ function parseArgs(argv) {
 /**
  * Starts the simulator and Node-RED. Returns {url, simUrl, dashboardUrl, RED, sim, deployed,
  * skipped: [{name, missing}], stop()}. Options beyond the CLI's: `only` (example names to
- * deploy, default all), `settings` (more Node-RED settings, for tests and bench/).
+ * deploy, default all), `settings` (more Node-RED settings), `demo` (the living fleet's options,
+ * src/simulator/fleet-demo.ts, over the demo's), for tests and bench/.
  * Only one Node-RED runs per process (the runtime is a singleton).
  */
 async function startDev(options = {}) {
@@ -234,7 +235,7 @@ async function startDev(options = {}) {
   // The simulator's control routes have no auth: never served beyond this machine.
   // Terminals report from-mobile messages every 5 s, so data arrives within seconds; every 3 s a
   // few of the fleet's terminals report moving positions and one changes (a living fleet).
-  const sim = await startSimulator({ port: o.simPort, host: '127.0.0.1', messages: { reportEveryMs: 5000 }, demo: { everyMs: 3000 } });
+  const sim = await startSimulator({ port: o.simPort, host: '127.0.0.1', messages: { reportEveryMs: 5000 }, demo: { everyMs: 3000, ...o.demo } });
   const nrPath = nrDir;
   const RED = require(nrPath);
   const express = require(require.resolve('express', { paths: [nrPath] }));

@@ -3,9 +3,9 @@
  * Child process for the demo's tests (test/package/start-demo.test.js, the fleet dashboard's):
  * `npm start`'s startDev (scripts/start.js) on free ports and a fresh user dir (argv[2]),
  * with whatever proxy the environment names; argv[3], when given, is JSON of more startDev
- * options (`only`, `settings`). It reports to the parent over IPC: every node status
+ * options (`only`, `settings`, `demo`). It reports to the parent over IPC: every node status
  * change, Node-RED's runtime events (`runtime-state`: missing types), and on request the
- * simulator's call count ('calls'), its inventory ('fleet'), the terminals that report ('reporters'), a msg handed to a node
+ * simulator's call count ('calls'), its inventory ('fleet'), the terminals that reported a position ('reporters'), a msg handed to a node
  * (`{receive: {id, msg}}`) or the result of deploying examples (`{deploy: [names]}`:
  * every example named, whatever its types). Node-RED's log goes to stdout as with `npm start`.
  */
@@ -27,13 +27,19 @@ const { startDev, loadExamples, buildFlows } = require('../../scripts/start');
     if (m === 'calls') process.send({ calls: dev.sim.server.calls.length });
     // The simulator's inventory in PrimeID order (the demo account, a super account, sees it all).
     if (m === 'fleet') process.send({ fleet: dev.sim.terminal.fleet.page(undefined, 1e6, () => true).map((s) => s.id) });
-    // The terminals that report positions to the demo account: the held ones online, and the
-    // living fleet's movers (src/simulator/fleet-demo.ts), each once reported when `allReported`.
+    // The terminals that have reported a position to the demo account, from the simulator's log
+    // of from-mobile messages visible now (a SatelliteTelemetry report, which every reporting
+    // terminal sends: the held ones online, the living fleet's movers of src/simulator/fleet-demo.ts).
+    // Not "every terminal the gateway holds": a fleet terminal the flow sent a message to is
+    // held from then on but never reports. `allReported`: every mover of the account has; `sent`:
+    // the terminals the flow sent a general to-mobile message.
     if (m === 'reporters') {
       const gw = dev.sim.terminal;
-      const held = [...gw.terminals.values()].filter((t) => t.online && t.account === 'demo').map((t) => t.id);
+      const now = gw.now();
+      const reported = new Set(gw.mobile.fromMobile.items.filter((r) => r.account === 'demo' && r.name === 'SatelliteTelemetry' && r.visibleAt <= now).map((r) => r.MobileID));
       const movers = gw.demo.positions().filter((p) => p.account === 'demo').map((p) => p.PrimeID);
-      process.send({ reporters: [...new Set([...held, ...movers])], movers, allReported: gw.demo.counters.reports >= movers.length });
+      const sent = gw.mobile.toMobile.map((t) => t.DestinationID);
+      process.send({ reporters: [...reported], movers, allReported: movers.every((id) => reported.has(id)), sent });
     }
     // A msg handed to one node as if a wire brought it (`{receive: {id, msg}}`): a test feeds an
     // example's function node what the gateway's nodes would not let through.

@@ -1,7 +1,7 @@
 'use strict';
 /**
  * The demo (`npm start`'s startDev) in a child process (test/helpers/demo-child.js) on free
- * ports and a fresh user dir: `forkDemo({only, settings, env})` resolves, once it is up, with
+ * ports and a fresh user dir: `forkDemo({only, settings, demo, env})` (startDev's options) resolves, once it is up, with
  * {info: {url, simUrl, dashboardUrl, deployed, skipped, names}, log(), reds, events,
  * ask(msg, key), stop()}. `reds` collects red statuses ("<type> "<name>": <text>"), `events`
  * Node-RED's runtime events; `ask` sends a request and resolves with the first reply that
@@ -12,9 +12,9 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-async function forkDemo({ only, settings, env = process.env, timeoutMs = 60000 } = {}) {
+async function forkDemo({ only, settings, demo, env = process.env, timeoutMs = 60000 } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-demo-'));
-  const extra = JSON.stringify({ ...(only ? { only } : {}), ...(settings ? { settings } : {}) });
+  const extra = JSON.stringify({ ...(only ? { only } : {}), ...(settings ? { settings } : {}), ...(demo ? { demo } : {}) });
   const child = fork(path.join(__dirname, 'demo-child.js'), [path.join(dir, 'user'), extra], { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
   let out = '';
   child.stdout.on('data', (d) => (out += d));

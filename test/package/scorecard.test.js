@@ -275,6 +275,21 @@ describe('Flow Library scorecard (offline checks of node-red-dev validate)', fun
       assert.deepStrictEqual(unused, [], `node types used in no example: ${unused.join(', ')}`);
     });
 
+    it("each example's feed pollers fit their gateway's GET budget (issue 44: the fleet map fell behind)", function () {
+      // A poller polls again intervalSeconds after its last poll ended, so in any window it makes at
+      // most ceil(window / interval) get/* calls; more than the group allows, and the pollers of that
+      // account wait for each other (the dashboard's map: 8 wanted on 5, no poll for 35 s a minute).
+      for (const f of files) {
+        const flow = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'));
+        for (const gw of flow.filter((n) => n.type === 'iotgw-gateway')) {
+          const windowS = Number(gw.rateLimitWindowSeconds || 60);
+          const pollers = flow.filter((n) => (n.type === 'iotgw-message-poller' || n.type === 'iotgw-status-poller') && n.gateway === gw.id);
+          const wanted = pollers.reduce((sum, n) => sum + Math.ceil(windowS / Number(n.intervalSeconds || 60)), 0);
+          assert.ok(wanted <= Number(gw.rateLimitCalls || 5), `${f}: ${pollers.map((n) => `${n.name || n.id} every ${n.intervalSeconds} s`).join(', ')}: ${wanted} GET calls in ${windowS} s, the budget ${gw.rateLimitCalls}`);
+        }
+      }
+    });
+
     it('config nodes of the examples carry no real secrets (only the simulator demo credentials)', function () {
       const demo = new Set(['demo', 'demo-secret', 'demo-token', 'sim-client', 'sim-access-token', 'app-demo-token']);
       for (const f of files) {
