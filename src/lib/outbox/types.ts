@@ -229,6 +229,8 @@ export interface OutboxOptions {
   whenFull?: WhenFull;
   /** Entries per batch, at most. Default 100. */
   batchMax?: number;
+  /** Per kind, over batchMax (default: `multiple` 1, a to_multiple body is one call). */
+  batchMaxByKind?: Partial<Record<OutboxKind, number>>;
   /** Back-off after a retry: first and longest wait (ms). Defaults 1000 and 60000. */
   backoffMs?: { first: number; max: number };
   /** Wait before asking the reconciler again after `not-yet` (ms). Default 5000. */
