@@ -16,6 +16,8 @@ export const ERROR_CODES = [
   'BAD_RESPONSE',
   'SHARED_STATE',
   'STORAGE',
+  'EXPIRED',
+  'OUTBOX_FULL',
   'INTERNAL',
 ] as const;
 
@@ -35,6 +37,8 @@ export const STATUS_KEYS: Record<ErrorCode, string> = {
   BAD_RESPONSE: 'bad-response',
   SHARED_STATE: 'shared-state',
   STORAGE: 'storage',
+  EXPIRED: 'expired',
+  OUTBOX_FULL: 'outbox-full',
   INTERNAL: 'internal',
 };
 

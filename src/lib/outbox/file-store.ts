@@ -1,0 +1,381 @@
+/**
+ * FileOutboxStore: an outbox kept in one folder (the node layer passes
+ * `<userDir>/iotgw-outbox/<name>/`) as an append-only log, `log.<generation>`, of framed,
+ * checksummed records (log.ts) whose meaning log-state.ts gives.
+ *
+ * - Durable: every call's record is written and fdatasync'ed before the call resolves.
+ *   Calls that come while a sync runs wait for the next one together (group commit: one
+ *   sync for many accepts).
+ * - Whole: a torn last record or a corrupt one in the middle costs that record alone; the
+ *   count is given by open() once, and the log is rewritten clean at once, so the same
+ *   damage is never counted again.
+ * - Bounded: when the dead part of the log (records of forgotten msgs, old marks) passes
+ *   the live part (and 1 MiB), or the file would pass `limitBytes`, the live records are
+ *   copied to `log.<generation + 1>` (synced, renamed, the folder synced), and the old
+ *   log removed. A crash in between leaves the newest complete log, which open() takes.
+ * Payloads stay on disk: memory holds each live msg's place in the log, and a mark per
+ * entry that is no longer "waiting, never tried".
+ */
+import * as fsp from 'node:fs/promises';
+import * as path from 'node:path';
+import { GatewayError } from '../common/errors';
+import { frame, HEADER, LogScanner } from './log';
+import { entryId, keyOf, LogState, type LogRecord } from './log-state';
+import type { AcceptedMsg, EntryOutcome, JsonObject, JsonValue, OpenedStore, OutboxEntry, OutboxStore, SendAttempt, StoreFigures } from './types';
+
+/** What the store needs of node:fs/promises (tests inject failures here). */
+export interface StoreFs {
+  mkdir: typeof fsp.mkdir;
+  readdir: (dir: string) => Promise<string[]>;
+  open: typeof fsp.open;
+  rename: typeof fsp.rename;
+  unlink: typeof fsp.unlink;
+}
+
+export interface FileStoreOptions {
+  /** Compact before the log file would pass this size (the outbox's maxBytes). */
+  limitBytes?: number;
+  /** Dead bytes below this never start a compaction. Default 1 MiB. */
+  compactMinBytes?: number;
+  fs?: StoreFs;
+}
+
+const LOG = /^log\.(\d{1,15})$/;
+const READ_CHUNK = 1024 * 1024;
+
+interface Pending {
+  buf: Buffer;
+  rec: LogRecord;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/** An fs failure as STORAGE, naming the error code only (its message holds the path). */
+export function outboxStorageError(err: unknown, what: string): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const code = (err as NodeJS.ErrnoException)?.code;
+  const c = typeof code === 'string' && /^E[A-Z]+$/.test(code) ? ` (${code})` : '';
+  return new GatewayError('STORAGE', `the outbox could not ${what}${c}; nothing of this msg was kept`, { cause: err });
+}
+
+export class FileOutboxStore implements OutboxStore {
+  private readonly fs: StoreFs;
+  private state = new LogState();
+  private fh?: fsp.FileHandle;
+  private generation = 0;
+  private size = 0;
+  private queue: Pending[] = [];
+  private flushing?: Promise<void>;
+  private sized?: { msg: AcceptedMsg; entries: OutboxEntry[]; rec: LogRecord; buf: Buffer };
+  private closed = false;
+  private compacting?: Promise<void>;
+  private reading = 0;
+  private flushRunning = false;
+
+  constructor(readonly dir: string, private readonly options: FileStoreOptions = {}) {
+    this.fs = options.fs ?? (fsp as unknown as StoreFs);
+  }
+
+  async open(): Promise<OpenedStore> {
+    try {
+      await this.fs.mkdir(this.dir, { recursive: true });
+      const names = await this.fs.readdir(this.dir);
+      const gens = names.map((n) => LOG.exec(n)).filter((m): m is RegExpExecArray => !!m).map((m) => Number(m[1])).sort((a, b) => b - a);
+      this.generation = gens[0] ?? 0;
+      this.fh = await this.fs.open(this.logPath(this.generation), 'a+');
+      await this.fh.close();
+      this.fh = await this.fs.open(this.logPath(this.generation), 'r+');
+      const opened = await this.read();
+      for (const n of names) if (n.endsWith('.tmp') || (LOG.test(n) && n !== `log.${this.generation}`)) await this.fs.unlink(path.join(this.dir, n)).catch(() => undefined);
+      if (opened.lost.torn || opened.lost.corrupt) await this.compact();
+      return opened;
+    } catch (err) {
+      await this.fh?.close().catch(() => undefined);
+      this.fh = undefined;
+      throw outboxStorageError(err, 'open its folder');
+    }
+  }
+
+  sizeOf(msg: AcceptedMsg, entries: OutboxEntry[]): number {
+    const rec = acceptRecord(msg, entries, 0);
+    const buf = frame(rec);
+    this.sized = { msg, entries, rec, buf };
+    return buf.length;
+  }
+
+  async accept(msg: AcceptedMsg, entries: OutboxEntry[]): Promise<number> {
+    const seq = this.state.nextSeq;
+    // The record sizeOf made (its seq set now; the frame's size does not change with it only
+    // when the digits do not: framed again).
+    const rec = this.sized && this.sized.msg === msg && this.sized.entries === entries ? this.sized.rec : acceptRecord(msg, entries, seq);
+    (rec as { s: number }).s = seq;
+    const buf = frame(rec);
+    this.sized = undefined;
+    // Seqs are taken now (calls are applied in call order), so overlapping accepts differ.
+    this.state.nextSeq = seq + entries.length;
+    await this.write(rec, buf);
+    return seq;
+  }
+
+  async load(ids: string[]): Promise<Map<string, JsonValue>> {
+    const out = new Map<string, JsonValue>();
+    const keys = [...new Set(ids.map(keyOf))];
+    const recs = await this.readAccepts(keys);
+    for (const id of ids) {
+      const rec = recs.get(keyOf(id));
+      const e = rec?.e[Number(id.slice(id.lastIndexOf('/') + 1))];
+      if (e) out.set(id, e.i);
+    }
+    return out;
+  }
+
+  async msgJson(key: string): Promise<JsonObject | undefined> {
+    return (await this.readAccepts([key])).get(key)?.j;
+  }
+
+  markSending(ids: string[], attempt: SendAttempt): Promise<void> {
+    return this.write({ t: 's', ids, a: attempt });
+  }
+
+  end(ends: Array<{ id: string; outcome: EntryOutcome }>): Promise<void> {
+    return this.write({ t: 'e', e: ends.map((x) => [x.id, x.outcome]) });
+  }
+
+  backToWaiting(ids: string[]): Promise<void> {
+    return this.write({ t: 'w', ids });
+  }
+
+  forget(msgKeys: string[]): Promise<void> {
+    return this.write({ t: 'f', k: msgKeys });
+  }
+
+  figures(): StoreFigures {
+    let ended = 0;
+    for (const m of this.state.marks.values()) if (m.state.phase === 'ended') ended++;
+    let entries = 0;
+    for (const loc of this.state.msgs.values()) entries += loc.n;
+    return { entries: entries - ended, bytes: this.state.liveBytes, storedBytes: this.size };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.flushing;
+    await this.fh?.close().catch(() => undefined);
+    this.fh = undefined;
+  }
+
+  private logPath(gen: number): string {
+    return path.join(this.dir, `log.${gen}`);
+  }
+
+  /** Reads the log from the start, chunk by chunk, into a fresh state. */
+  private async read(): Promise<OpenedStore> {
+    const fh = this.fh as fsp.FileHandle;
+    this.state = new LogState();
+    this.state.startReplay();
+    const scanner = new LogScanner((off, size, body) => {
+      let rec: LogRecord;
+      try {
+        rec = JSON.parse(body.toString('utf8')) as LogRecord;
+      } catch {
+        return; // a checksum that matches garbage: as good as impossible, skipped
+      }
+      this.state.apply(rec, off, size);
+    });
+    let pos = 0;
+    const chunk = Buffer.allocUnsafe(READ_CHUNK);
+    for (;;) {
+      const { bytesRead } = await fh.read(chunk, 0, READ_CHUNK, pos);
+      if (bytesRead === 0) break;
+      scanner.push(Buffer.from(chunk.subarray(0, bytesRead)));
+      pos += bytesRead;
+    }
+    scanner.end();
+    this.size = pos;
+    return this.state.finishReplay({ torn: scanner.torn, corrupt: scanner.corrupt });
+  }
+
+  /** The accept records of these msgs (those still live), read from the log. */
+  private async readAccepts(keys: string[]): Promise<Map<string, Extract<LogRecord, { t: 'a' }>>> {
+    const out = new Map<string, Extract<LogRecord, { t: 'a' }>>();
+    await this.compacting; // it may be moving them
+    const fh = this.fh;
+    if (!fh) throw new GatewayError('STORAGE', 'the outbox store is closed');
+    this.reading++;
+    try {
+      await this.readEach(fh, keys, out);
+    } finally {
+      this.reading--;
+    }
+    return out;
+  }
+
+  private async readEach(fh: fsp.FileHandle, keys: string[], out: Map<string, Extract<LogRecord, { t: 'a' }>>): Promise<void> {
+    for (const key of keys) {
+      const loc = this.state.msgs.get(key);
+      if (!loc) continue;
+      const buf = Buffer.allocUnsafe(loc.size);
+      await fh.read(buf, 0, loc.size, loc.off).catch((err: unknown) => {
+        throw outboxStorageError(err, 'read an entry');
+      });
+      out.set(key, JSON.parse(buf.subarray(HEADER).toString('utf8')) as Extract<LogRecord, { t: 'a' }>);
+    }
+  }
+
+  private write(rec: LogRecord, buf?: Buffer): Promise<void> {
+    if (this.closed || !this.fh) return Promise.reject(new GatewayError('STORAGE', 'the outbox store is closed'));
+    const framed = buf ?? frame(rec);
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ buf: framed, rec, resolve, reject });
+      // A flag the loop clears itself in the same turn it sees the queue empty: a call that
+      // comes after that starts a new loop (a promise's finally would come a turn late).
+      if (!this.flushRunning) {
+        this.flushRunning = true;
+        this.flushing = this.flush();
+      }
+    });
+  }
+
+  /** Writes what waits, one sync for all of it, until nothing waits (then maybe compacts). */
+  private async flush(): Promise<void> {
+    for (;;) {
+      if (this.queue.length === 0) {
+        this.flushRunning = false;
+        return;
+      }
+      const group = this.queue.splice(0);
+      await this.flushGroup(group).catch((err: unknown) => {
+        for (const p of group) p.reject(outboxStorageError(err, 'write to its log'));
+      });
+    }
+  }
+
+  /** Writes one group with one sync, then applies it (or rejects it all, the log cut back). */
+  private async flushGroup(group: Pending[]): Promise<void> {
+    const start = this.size;
+    try {
+      await this.append(group.map((p) => p.buf));
+    } catch (err) {
+      await this.fh?.truncate(start).catch(() => undefined);
+      throw err;
+    }
+    let off = start;
+    for (const p of group) {
+      this.state.apply(p.rec, off, p.buf.length);
+      off += p.buf.length;
+    }
+    this.size = off;
+    for (const p of group) p.resolve();
+    if (this.queue.length === 0 && this.wantsCompaction()) {
+      this.compacting = this.compact().catch(() => undefined);
+      await this.compacting;
+      this.compacting = undefined;
+    }
+  }
+
+  private async append(bufs: Buffer[]): Promise<void> {
+    const fh = this.fh as fsp.FileHandle;
+    let pos = this.size;
+    let at = 0;
+    const all = bufs.length === 1 ? bufs[0] : Buffer.concat(bufs);
+    while (at < all.length) {
+      const { bytesWritten } = await fh.write(all, at, all.length - at, pos);
+      at += bytesWritten;
+      pos += bytesWritten;
+    }
+    await fh.datasync();
+  }
+
+  private wantsCompaction(): boolean {
+    const live = this.state.liveBytes + this.state.marks.size * 96;
+    const dead = this.size - live;
+    const min = this.options.compactMinBytes ?? 1024 * 1024;
+    if (dead > Math.max(min, live)) return true;
+    const limit = this.options.limitBytes;
+    return limit !== undefined && this.size > limit * 0.9 && dead > Math.min(min, limit / 8);
+  }
+
+  /** Copies the live records to the next generation (synced, renamed, folder synced). */
+  private async compact(): Promise<void> {
+    const next = this.generation + 1;
+    const tmp = `${this.logPath(next)}.tmp`;
+    const out = await this.fs.open(tmp, 'w');
+    let size: number;
+    const moved = new Map<string, number>();
+    try {
+      size = await this.copyLive(out, moved);
+      await out.datasync();
+    } finally {
+      await out.close();
+    }
+    await this.fs.rename(tmp, this.logPath(next));
+    await syncDir(this.fs, this.dir);
+    const old = this.fh as fsp.FileHandle;
+    this.fh = await this.fs.open(this.logPath(next), 'r+');
+    while (this.reading > 0) await new Promise((r) => setImmediate(r)); // reads of the old log finish first
+    await old.close().catch(() => undefined);
+    await this.fs.unlink(this.logPath(this.generation)).catch(() => undefined);
+    this.generation = next;
+    this.size = size;
+    for (const [key, off] of moved) {
+      const loc = this.state.msgs.get(key);
+      if (loc) loc.off = off;
+    }
+  }
+
+  /** Writes the live accept records (in log order) and the marks; returns the size written. */
+  private async copyLive(out: fsp.FileHandle, moved: Map<string, number>): Promise<number> {
+    const fh = this.fh as fsp.FileHandle;
+    const live = [...this.state.msgs].sort((a, b) => a[1].off - b[1].off);
+    let pos = 0;
+    const flush = async (parts: Buffer[]): Promise<void> => {
+      const all = Buffer.concat(parts);
+      await out.write(all, 0, all.length, pos);
+      pos += all.length;
+    };
+    let parts: Buffer[] = [];
+    let partBytes = 0;
+    for (const [key, loc] of live) {
+      const buf = Buffer.allocUnsafe(loc.size);
+      await fh.read(buf, 0, loc.size, loc.off);
+      moved.set(key, pos + partBytes);
+      parts.push(buf);
+      partBytes += buf.length;
+      if (partBytes >= READ_CHUNK) {
+        await flush(parts);
+        parts = [];
+        partBytes = 0;
+      }
+    }
+    const marks = this.state.liveMarks();
+    for (let i = 0; i < marks.length; i += 2000) {
+      const b = frame({ t: 'x', e: marks.slice(i, i + 2000) });
+      parts.push(b);
+      partBytes += b.length;
+    }
+    if (parts.length) await flush(parts);
+    return pos;
+  }
+}
+
+function acceptRecord(msg: AcceptedMsg, entries: OutboxEntry[], seq: number): LogRecord {
+  return {
+    t: 'a', k: msg.key, m: msg.msgId, at: msg.acceptedAt, j: msg.json, s: seq,
+    e: entries.map((e) => ({ k: e.kind, i: e.item ?? null, p: e.priority, x: e.expiresAt })),
+  };
+}
+
+async function syncDir(fs: StoreFs, dir: string): Promise<void> {
+  try {
+    const d = await fs.open(dir, 'r');
+    try {
+      await d.sync();
+    } finally {
+      await d.close();
+    }
+  } catch {
+    /* some file systems cannot sync a folder: the rename is still atomic */
+  }
+}
+
+export { entryId };
