@@ -10,6 +10,10 @@ import type { SimReply } from './replies';
 /**
  * The kinds of fault the simulator can inject (issue 5). `status` is the plain form: reply
  * `status`/`headers`/`text`/`body` as given (the original behaviour, still the default).
+ * Two leave the client not knowing whether its request was done (issue 45), both 'after' by
+ * default: `lost-reply` handles the request, then destroys the socket before a byte of the
+ * reply (as 'before': the request is dropped unhandled); `hold` handles it and holds the
+ * reply `delayMs`, or without it until `releaseHeld()` (or the client leaves).
  */
 export const FAULT_KINDS = [
   'status',
@@ -28,11 +32,13 @@ export const FAULT_KINDS = [
   'int64-edges',
   'token-expiry',
   'echo',
+  'lost-reply',
+  'hold',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** Kinds that need the real reply first (they alter it), so they default to phase 'after'. */
-const AFTER_KINDS = new Set<FaultKind>(['truncated-json', 'wrong-types', 'extra-fields', 'int64-edges', 'slow']);
+const AFTER_KINDS = new Set<FaultKind>(['truncated-json', 'wrong-types', 'extra-fields', 'int64-edges', 'slow', 'lost-reply', 'hold']);
 
 /** The IDs the `int64-edges` fault puts in every `ID` field, in turn. */
 export const INT64_EDGE_IDS: bigint[] = [
@@ -97,7 +103,7 @@ export function faultFromJson(raw: unknown): Fault {
 }
 
 /** A small seeded PRNG (mulberry32) so that a chaos run can be replayed. */
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -223,7 +229,9 @@ export function alterReply(h: Hit, reply: SimReply, actions: FaultActions): SimR
     }
     case 'slow':
     case 'reset':
-      return reply; // the delay or the reset happen in write()
+    case 'lost-reply':
+    case 'hold':
+      return reply; // the delay, the hold or the reset happen in write()
     case 'token-expiry':
       actions.expireTokens?.();
       return reply;

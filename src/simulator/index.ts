@@ -8,7 +8,7 @@
  * - `{url}/app`             app_base_url of the application API (area d)
  * - `{url}/_sim/...`        control routes (state, reset, seeding, faults) for people and tests
  */
-import { SimServer, json, faultFromJson, type Fault } from './server';
+import { SimServer, json, faultFromJson, LINK_STATES, type Fault, type LinkChaos, type LinkState } from './server';
 import { TerminalGateway, type TerminalOptions } from './terminal';
 import { parseJson } from '../lib/common/int64';
 import { AREAS } from './areas';
@@ -28,6 +28,8 @@ export interface SimulatorOptions {
   demo?: Partial<FleetDemoOptions>;
   /** Extra reply latency in ms for every call. */
   latencyMs?: number;
+  /** Random link windows from the start (link.ts): `{seed, upMs: [min, max], downMs: [min, max], kinds}`. */
+  linkChaos?: LinkChaos;
 }
 
 export type { SimArea } from './areas';
@@ -77,6 +79,7 @@ export class Simulator {
 
   async start(port = this.options.port ?? 0, host = this.options.host ?? '127.0.0.1'): Promise<this> {
     await this.server.listen(port, host);
+    if (this.options.linkChaos) this.server.link.chaos(this.options.linkChaos);
     this.terminal.start();
     for (const a of Object.values(this.areas)) a.start?.();
     return this;
@@ -144,6 +147,31 @@ export class Simulator {
       s.clearFaults();
       return json(200, { faults: 0 });
     });
+    s.route('POST', /^\/_sim\/faults\/release$/, '_sim/faults-release', () => json(200, { released: s.releaseHeld() }));
+    s.route('GET', /^\/_sim\/link$/, '_sim/link', () => json(200, { ...s.link.describe(), held: s.held }));
+    s.route('POST', /^\/_sim\/link$/, '_sim/link', (r) => this.linkControl(body(r.text)));
+  }
+
+  /**
+   * POST /_sim/link: `{state: "refused"|"black-hole"|"up", forMs?}` (refused needs `forMs`: nothing
+   * could reach this route to end it; it starts 50 ms after the reply), or `{chaos: {...}}` /
+   * `{chaos: null}` to start or stop random windows.
+   */
+  private linkControl(b: Record<string, unknown>): ReturnType<typeof json> {
+    const link = this.server.link;
+    if ('chaos' in b) {
+      if (b.chaos && typeof b.chaos === 'object') link.chaos(b.chaos as LinkChaos);
+      else link.stopChaos();
+      return json(200, link.describe());
+    }
+    const state = b.state as LinkState;
+    const forMs = b.forMs === undefined ? undefined : Number(b.forMs);
+    if (!LINK_STATES.includes(state)) return json(400, { error: `state must be one of ${LINK_STATES.join(', ')}` });
+    if (forMs !== undefined && !(Number.isInteger(forMs) && forMs > 0 && forMs <= 86_400_000)) return json(400, { error: 'forMs must be whole milliseconds, 1 to 86400000' });
+    if (state === 'refused' && forMs === undefined) return json(400, { error: 'a refused link needs forMs (no call could end it)' });
+    if (state === 'refused') setTimeout(() => link.refuse(forMs), 50).unref();
+    else void link.set(state, forMs);
+    return json(200, { ...link.describe(), state });
   }
 }
 

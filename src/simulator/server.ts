@@ -8,11 +8,14 @@ import type { AddressInfo } from 'node:net';
 import { parseJson, stringifyJson } from '../lib/common/int64';
 import { alterReply, faultReply, takeFaults, type Fault, type FaultActions, type FaultKind, type Hit } from './faults';
 import type { Handler, SimReply, SimRequest } from './replies';
+import { Link } from './link';
 
 export { FAULT_KINDS, INT64_EDGE_IDS, applyPatch, extraFields, faultFromJson, mapKey, wrongTypes } from './faults';
 export type { Fault, FaultKind } from './faults';
 export { json } from './replies';
+export { SimWindow } from './window';
 export type { Handler, SimReply, SimRequest } from './replies';
+export { LINK_STATES, type LinkChaos, type LinkState } from './link';
 
 export interface Route {
   method: string;
@@ -58,6 +61,10 @@ export class SimServer {
   readonly actions: FaultActions = {};
   port = 0;
   host = '127.0.0.1';
+  /** The link (issue 45): `refuse(ms)`, `blackHole(ms)`, `up()`, `chaos({...})` (link.ts). */
+  readonly link: Link;
+  /** Replies held by a `hold` fault, until released (or their delay ends, or the client leaves). */
+  private heldReplies = new Set<() => void>();
 
   constructor() {
     this.server = http.createServer((req, res) => void this.dispatch(req, res));
@@ -66,6 +73,25 @@ export class SimServer {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
     });
+    this.link = new Link({
+      stopListening: () => this.server.close(() => {}),
+      listenAgain: () => this.listenAgain(),
+      dropConnections: () => {
+        for (const s of this.sockets) s.destroy();
+      },
+    });
+  }
+
+  /** Replies held by `hold` faults now. */
+  get held(): number {
+    return this.heldReplies.size;
+  }
+
+  /** Lets every held reply go: how many there were. */
+  releaseHeld(): number {
+    const n = this.heldReplies.size;
+    for (const go of [...this.heldReplies]) go();
+    return n;
   }
 
   get url(): string {
@@ -122,11 +148,47 @@ export class SimServer {
     });
   }
 
+  /** Listens again on the same port and host after a `refused` window (the port may be busy a moment). */
+  private async listenAgain(): Promise<void> {
+    for (let i = 0; ; i++) {
+      try {
+        await new Promise<void>((resolve, reject) => {
+          this.server.once('error', reject);
+          this.server.listen(this.port, this.host, () => {
+            this.server.off('error', reject);
+            resolve();
+          });
+        });
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || i >= 100) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+
   close(): Promise<void> {
+    this.link.close();
+    this.releaseHeld();
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     for (const s of this.sockets) s.destroy();
     return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** Holds a reply until released, `ms` passes (when given) or the client leaves. */
+  private hold(res: http.ServerResponse, ms: number | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.heldReplies.delete(done);
+        if (timer) clearTimeout(timer);
+        res.off('close', done);
+        resolve();
+      };
+      const timer = ms === undefined ? undefined : setTimeout(done, ms);
+      this.heldReplies.add(done);
+      res.once('close', done);
+    });
   }
 
   /** Waits `ms`, or less when the client goes away; the timer is cleared on close(). */
@@ -155,12 +217,14 @@ export class SimServer {
     const name = route?.name ?? 'unknown';
     const record = this.log(req, url, method, name, text);
     const control = name.startsWith('_sim');
+    if (this.link.swallows(req.socket, control)) return; // a black hole: read, never answered
     const { before, after } = control ? {} : takeFaults(this, name, method);
     if (before) markFault(record, before);
     if (before?.kind === 'token-expiry') this.actions.expireTokens?.();
     else if (before) {
-      if (before.kind !== 'slow') return this.write(res, faultReply(before, record), record, before);
-      await this.wait(before.fault.delayMs ?? 120_000, res);
+      if (before.kind === 'lost-reply') return this.write(res, { status: 0 }, record, before);
+      if (before.kind !== 'slow' && before.kind !== 'hold') return this.write(res, faultReply(before, record), record, before);
+      await (before.kind === 'hold' ? this.hold(res, before.fault.delayMs) : this.wait(before.fault.delayMs ?? 120_000, res));
       if (res.destroyed || res.writableEnded) return;
     }
     let reply = await this.handle(route, params, req, url, method, text);
@@ -245,7 +309,12 @@ export class SimServer {
     const fault = hit?.fault;
     // A 'slow' hit here is an 'after' one (the work is done, the reply comes too late);
     // a 'before' slow fault waited in dispatch() before handling.
-    const delay = (fault?.delayMs ?? (hit?.kind === 'slow' ? 120_000 : 0)) + this.latencyMs;
+    if (hit?.kind === 'lost-reply') {
+      res.destroy(); // handled (phase 'after') or not ('before'): either way, not a byte of the reply
+      return;
+    }
+    if (hit?.kind === 'hold') await this.hold(res, fault?.delayMs);
+    const delay = (hit?.kind === 'hold' ? 0 : (fault?.delayMs ?? (hit?.kind === 'slow' ? 120_000 : 0))) + this.latencyMs;
     if (delay > 0) await this.wait(delay, res);
     if (res.destroyed) return;
     if (hit?.kind === 'oversized') {
@@ -309,26 +378,3 @@ function markFault(record: CallRecord, h: Hit): void {
   record.fault = true;
   (record.faultKinds ??= []).push(h.kind);
 }
-
-/** Sliding-window counter of arrival times (the simulator's throttle). */
-export class SimWindow {
-  private stamps: number[] = [];
-  constructor(
-    public limit: number,
-    public windowMs: number,
-  ) {}
-  /** Records a call if under the limit; false when over. */
-  take(now = Date.now()): boolean {
-    if (this.limit <= 0 || this.windowMs <= 0) return true;
-    const cutoff = now - this.windowMs;
-    while (this.stamps.length && this.stamps[0]! <= cutoff) this.stamps.shift();
-    if (this.stamps.length >= this.limit) return false;
-    this.stamps.push(now);
-    return true;
-  }
-  /** Milliseconds until a slot frees. */
-  retryAfterMs(now = Date.now()): number {
-    return this.stamps.length ? Math.max(0, this.stamps[0]! + this.windowMs - now) : 0;
-  }
-}
-

@@ -9,6 +9,9 @@
  *   `release: true` makes every late one waiting visible now, in its own past second;
  * - `POST /_sim/fleet {register?: [PrimeID], suspend?: [PrimeID], resume?: [PrimeID]}`;
  * - `GET /_sim/terminal-commands`: the bodies terminal/reset, sysreset and mute received;
+ * - `GET /_sim/creations[?all=true]`: messages created by (destination, payload), those created
+ *   more than once, messages cancelled more than once (`all`: every pair and cancellation);
+ *   `DELETE` clears the counts;
  * - `POST /_sim/account {clientId, superAccount?, subaccounts?}`: whether an account is a super
  *   account (403 on subaccount calls otherwise) and which subaccounts it has.
  */
@@ -21,6 +24,7 @@ export interface ControlHost {
   readonly accounts: Map<string, Account>;
   readonly fleet: { size: number; register(id: string, sec: number): unknown; releaseLate(): number; readonly lateCount: number };
   readonly commands: { commands: TerminalCommand[] };
+  readonly creations: { describe(all: boolean): Record<string, unknown>; clear(): void };
   now(): number;
   crowdTerminalUpdates(count: number, opts: { sec?: number; from?: number }): string[];
   lateTerminalUpdates(count: number, opts: { sec?: number; from?: number; afterMs?: number }): string[];
@@ -82,6 +86,11 @@ export function mountTerminalControl(sim: SimServer, gw: ControlHost): void {
     if (typeof b.superAccount === 'boolean') acct.superAccount = b.superAccount;
     if (Array.isArray(b.subaccounts)) acct.subaccounts = ids(b.subaccounts).filter((id) => gw.accounts.has(id));
     return json(200, { clientId: acct.clientId, superAccount: acct.superAccount, subaccounts: acct.subaccounts });
+  });
+  sim.route('GET', /^\/_sim\/creations$/, '_sim/creations', (r) => json(200, gw.creations.describe(r.query.get('all') === 'true')));
+  sim.route('DELETE', /^\/_sim\/creations$/, '_sim/creations', () => {
+    gw.creations.clear();
+    return json(200, { total: 0 });
   });
   sim.route('GET', /^\/_sim\/terminal-commands$/, '_sim/terminal-commands', () => json(200, { commands: gw.commands.commands }));
 }

@@ -15,6 +15,7 @@
 import type { SimReply, SimRequest } from './replies';
 import { json } from './replies';
 import { formatUtc } from './feed';
+import { modePayload } from './terminal-creations';
 import { ERRORS, visibleAccounts, type Account, type Message, type TerminalOptions, type ThrottleGroup } from './terminal-model';
 
 const INT64_MIN = -(2n ** 63n);
@@ -81,7 +82,7 @@ export class MessageLookup {
 
   /** A whole to-mobile message (a mode message's payload: SIN 0, MIN 70, mode, wake-up code: the simulator's guess). */
   private message(m: Message): Record<string, unknown> {
-    const payload = m.payload ?? { RawPayload: Buffer.from([0, 70, m.mode, m.wakeup]).toString('base64') };
+    const payload = m.payload ?? modePayload(m.mode, m.wakeup);
     const out: Record<string, unknown> = {
       ID: m.id,
       DestinationID: m.terminal,

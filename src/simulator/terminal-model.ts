@@ -264,6 +264,11 @@ export interface TerminalContext {
   readonly accounts: Map<string, Account>;
   readonly terminals: Map<string, Terminal>;
   addTerminal(t: Partial<Terminal> & { id: string }): Terminal;
+  /** Counts each message created and each cancellation asked (terminal-creations.ts). */
+  readonly creations?: {
+    created(m: Message): void;
+    cancelAsked(id: string, cancelled: boolean): void;
+  };
   /** A terminal's mode or wake-up changed (a mode message arrived): the fleet records an update. */
   terminalChanged?(term: Terminal): void;
 }

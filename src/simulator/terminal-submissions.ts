@@ -71,6 +71,7 @@ export class Submissions {
     this.nextId = this.nextId >= INT64_MAX ? 1n : this.nextId + 1n;
     const m: Message = { id, account: term.account, terminal: term.id, mode, wakeup, createdAt: now, createSec: Math.floor(now / 1000), state: STATE.SUBMITTED, closed: false, ...extra };
     this.messages.set(id.toString(), m);
+    this.gw.creations?.created(m);
     this.feed.record(m);
     const options = this.gw.options;
     this.pendingTransitions.push({ at: now + options.sendingAfterMs, id: id.toString(), to: 'sending' });
@@ -143,6 +144,7 @@ export class Submissions {
       }
       const m = this.messages.get(key);
       if (!m) return { ID: BigInt(key), CancellationStatus: 0, CancelRequestID: reqId, ErrorID: ERRORS.MESSAGE_NOT_FOUND };
+      this.gw.creations?.cancelAsked(key, !(m.closed || m.ended));
       if (m.closed || m.ended) return { ID: m.id, CancellationStatus: 0, CancelRequestID: reqId, ErrorID: ERRORS.MESSAGE_ALREADY_CLOSED };
       m.state = STATE.CANCELLED;
       m.closed = true;

@@ -43,6 +43,7 @@ import { TerminalInfoCalls } from './terminal-info';
 import { MultipleDestinations } from './terminal-multiple';
 import { MessageLookup } from './terminal-lookup';
 import { TerminalCommands } from './terminal-commands';
+import { Creations } from './terminal-creations';
 import { mountTerminalControl } from './terminal-control';
 import { FleetDemo } from './fleet-demo';
 import type { FleetChange } from './terminal-fleet';
@@ -71,6 +72,8 @@ export class TerminalGateway implements TerminalContext {
   readonly info: TerminalInfoCalls;
   /** submit/to_multiple (terminal-multiple.ts): `calls` holds what each accepted call sent. */
   readonly multiple = new MultipleDestinations(this);
+  /** Each message created by (destination, payload), each cancellation asked (terminal-creations.ts). */
+  readonly creations = new Creations();
   /** terminal/reset, sysreset, mute (terminal-commands.ts): `commands` holds the bodies received. */
   readonly commands = new TerminalCommands(this);
   private readonly lookup = new MessageLookup(this);

@@ -1,0 +1,242 @@
+/**
+ * Outbox reconciliation (issue 45; real-services.md "Outbox reconciliation"): was a send
+ * whose reply never came created at the gateway? The gateway keeps no client key, so the
+ * answer is in its own records:
+ *
+ * 1. the status feed (`get/subaccounts/fw_status_updates`, as the status poller reads it)
+ *    from `sentAfterUtc` less the clock skew: every message created since has a record
+ *    (State 0, or a CreateUTC at or after that time); its pages are followed while
+ *    `NextFromUTC` moves, at most `maxPages`;
+ * 2. `get/fw_messages` for those IDs, 100 a call: their destination, CreateUTC and payload;
+ * 3. each entry, in the attempt's order, is the earliest message not yet matched with its
+ *    destination (without case or spaces) and payload (RawPayload bytes equal, or Payload
+ *    deep-equal, keys in any order): two identical entries are told apart by count.
+ *
+ * An entry with no match is `absent` (it may be sent again) only once the gateway's own clock
+ * is `settleSeconds` past the attempt (seen in the feed's records, or `ServerUTC` of
+ * info/service asked before the feed is read, so the read covers that time); else `not-yet`.
+ * A reconciliation is a few GET calls, never one per entry.
+ *
+ * Mode messages (`terminal/mode`) are to-mobile messages like any other: they reconcile the
+ * same way, with the payload the gateway shows of them (`modeEntryBody`).
+ *
+ * Cancellations (`reconcileCancels`): a cancel creates nothing, so one whose outcome is unknown
+ * may be sent again: a second cancel of a message the first one cancelled cancels nothing (the
+ * message is closed; the simulator answers ErrorID 107 MESSAGE_ALREADY_CLOSED, `isAlreadyClosed`).
+ * That answer counts as the first attempt's success only when the message's State is 5
+ * (CANCELLED): it is also the answer for a message delivered before the cancel came, which
+ * is a real failure. `reconcileCancels` reads the State of each in one call per 100 IDs, so the
+ * outbox need not resend at all: `cancelled` ends the entry accepted, `open` sends it again,
+ * `closed` ends it with the gateway's refusal.
+ */
+import { GatewayError, badInput } from '../common/errors';
+import { int64Key, int64Out } from '../common/int64';
+import { formatUtcSeconds, parseUtcSeconds } from '../feed/time';
+import { TERMINAL_PATHS, sameDestination } from '../api/terminal';
+import { LOOKUP_PATHS, MAX_LOOKUP_IDS } from '../api/terminal-lookup';
+import { gatewayGet, type GatewayContext } from '../api/gateway-context';
+import { throwOnCallError } from '../api/gateway-errors';
+
+export interface SentEntry {
+  key: string;
+  /** A PrimeID or a broadcast ID. */
+  destination: string;
+  /** As sent. */
+  body: { RawPayload?: number[] | string; Payload?: unknown };
+}
+
+export interface LostAttempt {
+  /** Gateway time (yyyy-MM-dd HH:mm:ss) a moment before the send. */
+  sentAfterUtc: string;
+  /** Local ms. */
+  startedAt: number;
+  entries: SentEntry[];
+}
+
+export type Found = { state: 'found'; id: number | string; createUtc: string } | { state: 'absent' } | { state: 'not-yet' };
+
+export interface ReconcileOptions {
+  /** How long after a call a created message may still be missing from the feed (real-services.md: a guess, a setting). Default 30. */
+  settleSeconds: number;
+  /** Clock skew allowed between the client and the gateway. Default 5. */
+  skewSeconds: number;
+  now?: () => number;
+  /** Most feed pages read (default 20). */
+  maxPages?: number;
+  /** The feed's path (default the subaccounts form the status poller reads). */
+  statusPath?: string;
+}
+
+export const DEFAULT_RECONCILE: ReconcileOptions = { settleSeconds: 30, skewSeconds: 5 };
+
+/** A GET under the account's `/api/v{version}/`: the reply's body (a top-level ErrorID > 0 throws). */
+export type ReconcileGet = (rest: string, query: Record<string, string>) => Promise<unknown>;
+
+/** The GET calls of an account (an `iotgw-gateway` config node or a TerminalClient): its token, limits and retries. */
+export function accountGet(g: GatewayContext, signal?: AbortSignal): ReconcileGet {
+  return async (rest, query) => {
+    const res = await gatewayGet(g, rest, query, { signal });
+    const b = res.body as { ErrorID?: unknown } | null;
+    if (!b || typeof b !== 'object' || Array.isArray(b)) throw new GatewayError('BAD_RESPONSE', `GET ${res.path}: not a JSON object`);
+    await throwOnCallError(g, typeof b.ErrorID === 'number' ? b.ErrorID : 0, `GET ${res.path}`, res.statusCode, signal);
+    return b;
+  };
+}
+
+/** The body of a mode message's entry: what get/fw_messages shows of it (not public; the simulator's guess: SIN 0, MIN 70, mode, wake-up code). */
+export function modeEntryBody(mode: number, wakeup: number): SentEntry['body'] {
+  return { RawPayload: [0, 70, mode, wakeup] };
+}
+
+/** A cancel's ErrorID that says the message was already closed (the simulator's 107, or a catalogue name saying so). */
+export function isAlreadyClosed(errorId: number | null | undefined, errorName?: string): boolean {
+  return errorId === 107 || /ALREADY_(CLOSED|CANCEL)/i.test(errorName ?? '');
+}
+
+type Row = Record<string, unknown>;
+
+const rows = (v: unknown): Row[] => (Array.isArray(v) ? v.filter((x): x is Row => !!x && typeof x === 'object' && !Array.isArray(x)) : []);
+
+/** What the feed gave: candidate IDs, and the latest gateway second it proves. */
+interface FeedScan {
+  ids: Set<string>;
+  latestSec: number;
+}
+
+/** The feed from `fromSec`, pages followed while NextFromUTC moves. */
+async function scanFeed(get: ReconcileGet, path: string, fromSec: number, maxPages: number): Promise<FeedScan> {
+  const scan: FeedScan = { ids: new Set(), latestSec: -Infinity };
+  let from = formatUtcSeconds(fromSec);
+  for (let page = 0; page < maxPages; page++) {
+    const body = (await get(path, { FromUTC: from })) as { Statuses?: unknown; NextFromUTC?: unknown };
+    const records = rows(body.Statuses);
+    for (const r of records) {
+      const id = int64Key(r.ID);
+      const statusSec = parseUtcSeconds(r.StatusUTC);
+      if (statusSec !== undefined) scan.latestSec = Math.max(scan.latestSec, statusSec);
+      const createSec = parseUtcSeconds(r.CreateUTC);
+      if (id && typeof r.State === 'number' && (r.State === 0 || (createSec !== undefined && createSec >= fromSec))) scan.ids.add(id);
+    }
+    const next = parseUtcSeconds(body.NextFromUTC);
+    if (next !== undefined) scan.latestSec = Math.max(scan.latestSec, next);
+    if (!records.length || next === undefined || body.NextFromUTC === from) break;
+    from = body.NextFromUTC as string;
+  }
+  return scan;
+}
+
+/** A message of get/fw_messages, as the match needs it. */
+interface GatewayMessage {
+  id: string;
+  destination: string;
+  createSec: number;
+  createUtc: string;
+  raw?: string;
+  payload?: string;
+}
+
+/** get/fw_messages for `ids`, 100 a call; unknown IDs (an ErrorID and no DestinationID) left out. */
+async function fetchMessages(get: ReconcileGet, ids: string[]): Promise<Row[]> {
+  const out: Row[] = [];
+  for (let i = 0; i < ids.length; i += MAX_LOOKUP_IDS) {
+    const body = (await get(LOOKUP_PATHS.messages, { IDList: ids.slice(i, i + MAX_LOOKUP_IDS).join(',') })) as { Messages?: unknown };
+    out.push(...rows(body.Messages).filter((m) => typeof m.DestinationID === 'string' && int64Key(m.ID) !== undefined));
+  }
+  return out;
+}
+
+/** JSON with object keys sorted (deep-equal values give equal text). */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Row)[k])}`)
+      .join(',')}}`;
+  }
+  return typeof v === 'bigint' ? v.toString() : (JSON.stringify(v) ?? 'null');
+}
+
+/** RawPayload (bytes or base64) as canonical base64, or undefined. */
+function rawKey(v: unknown): string | undefined {
+  if (typeof v === 'string') return Buffer.from(v, 'base64').toString('base64');
+  if (Array.isArray(v) || v instanceof Uint8Array) return Buffer.from(v as number[]).toString('base64');
+  return undefined;
+}
+
+function readMessage(m: Row, fromSec: number): GatewayMessage | undefined {
+  const createSec = parseUtcSeconds(m.CreateUTC);
+  if (createSec !== undefined && createSec < fromSec) return undefined;
+  const raw = rawKey(m.RawPayload);
+  return {
+    id: int64Key(m.ID)!,
+    destination: m.DestinationID as string,
+    createSec: createSec ?? Infinity,
+    createUtc: typeof m.CreateUTC === 'string' ? m.CreateUTC : '',
+    raw,
+    payload: raw === undefined && m.Payload !== undefined && m.Payload !== null ? canonical(m.Payload) : undefined,
+  };
+}
+
+const byAge = (a: GatewayMessage, b: GatewayMessage) => a.createSec - b.createSec || (BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0);
+
+function sameBody(e: SentEntry, m: GatewayMessage): boolean {
+  const raw = rawKey(e.body.RawPayload);
+  if (raw !== undefined) return raw === m.raw;
+  return e.body.Payload !== undefined && m.payload !== undefined && canonical(e.body.Payload) === m.payload;
+}
+
+/** The gateway's second now, from info/service (asked before the feed is read). */
+async function serverSec(get: ReconcileGet): Promise<number> {
+  const body = (await get('info/service', {})) as { ServerUTC?: unknown };
+  return parseUtcSeconds(body.ServerUTC) ?? -Infinity;
+}
+
+function checkAttempt(attempt: LostAttempt): number {
+  const sec = parseUtcSeconds(attempt.sentAfterUtc);
+  if (sec === undefined) throw badInput('attempt.sentAfterUtc', 'must be the gateway time yyyy-MM-dd HH:mm:ss');
+  return sec;
+}
+
+/** Each entry of `attempt` (by key): found (the gateway's ID), absent (send it again), or not-yet. */
+export async function reconcile(api: ReconcileGet, attempt: LostAttempt, opts: ReconcileOptions = DEFAULT_RECONCILE): Promise<Map<string, Found>> {
+  const sentSec = checkAttempt(attempt);
+  const fromSec = sentSec - Math.max(0, opts.skewSeconds);
+  const now = opts.now ?? Date.now;
+  const settledAt = sentSec + Math.max(0, opts.settleSeconds);
+  // ServerUTC first (only when the settle time may be over): the feed read after it covers that time.
+  const server = now() - attempt.startedAt >= opts.settleSeconds * 1000 - opts.skewSeconds * 1000 ? await serverSec(api) : -Infinity;
+  const scan = await scanFeed(api, opts.statusPath ?? TERMINAL_PATHS.statusUpdates, fromSec, opts.maxPages ?? 20);
+  const settled = Math.max(server, scan.latestSec) >= settledAt;
+  const messages = (await fetchMessages(api, [...scan.ids]))
+    .map((m) => readMessage(m, fromSec))
+    .filter((m): m is GatewayMessage => m !== undefined)
+    .sort(byAge);
+  const used = new Set<string>();
+  const out = new Map<string, Found>();
+  for (const e of attempt.entries) {
+    const m = messages.find((x) => !used.has(x.id) && sameDestination(x.destination, e.destination) && sameBody(e, x));
+    if (m) {
+      used.add(m.id);
+      out.set(e.key, { state: 'found', id: int64Out(BigInt(m.id)), createUtc: m.createUtc });
+    } else out.set(e.key, settled ? { state: 'absent' } : { state: 'not-yet' });
+  }
+  return out;
+}
+
+export type CancelFound = { state: 'cancelled' } | { state: 'open'; State: number } | { state: 'closed'; State: number } | { state: 'unknown' };
+
+/** The state of each message a lost cancel was for (one get/fw_messages call per 100 IDs): see the file's comment. */
+export async function reconcileCancels(api: ReconcileGet, ids: Array<string | number | bigint>): Promise<Map<string, CancelFound>> {
+  const keys = [...new Set(ids.map((id) => int64Key(id)).filter((k): k is string => k !== undefined))];
+  const byId = new Map<string, Row>();
+  for (const m of await fetchMessages(api, keys)) byId.set(int64Key(m.ID)!, m);
+  const out = new Map<string, CancelFound>();
+  for (const k of keys) {
+    const state = byId.get(k)?.State;
+    if (typeof state !== 'number') out.set(k, { state: 'unknown' });
+    else if (state === 5) out.set(k, { state: 'cancelled' });
+    else out.set(k, [1, 2, 3, 4].includes(state) || byId.get(k)?.IsClosed === true ? { state: 'closed', State: state } : { state: 'open', State: state });
+  }
+  return out;
+}
