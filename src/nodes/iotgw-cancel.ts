@@ -12,8 +12,11 @@ import { CANCELLATION_STATUS_NAMES, type Cancellation } from '../lib/api/termina
 import { readIds } from '../lib/api/terminal-inputs';
 import { postCancellations } from '../lib/api/clients/terminal';
 import { isGateway } from '../lib/node-red/guards';
+import { outboxSettings, runWithOutbox, type OutboxConfig } from '../lib/node-red/outbox-node';
+import { entryResults } from '../lib/node-red/outbox-results';
+import { toJsonItem } from '../lib/outbox/gateway-sender';
 
-export interface CancelConfig extends NodeDef {
+export interface CancelConfig extends NodeDef, OutboxConfig {
   gateway: string;
   lingerMs?: string | number;
 }
@@ -21,6 +24,22 @@ export interface CancelConfig extends NodeDef {
 export { CANCELLATION_STATUS_NAMES } from '../lib/api/terminal';
 
 export { readIds } from '../lib/api/terminal-inputs';
+
+/** The output: msg.payload the cancellations, IDs as the contract says, each status named. */
+function cancelOutput(msg: Msg, results: Cancellation[]): Msg {
+  msg.payload = results.map((c) => {
+    const out: Cancellation & { CancellationStatusName?: string } = { ...c };
+    for (const k of ['ID', 'CancelRequestID'] as const) {
+      const v = out[k];
+      if (typeof v === 'string') out[k] = int64Out(BigInt(v));
+    }
+    const name = CANCELLATION_STATUS_NAMES[Number(c.CancellationStatus)];
+    if (name) out.CancellationStatusName = name;
+    return out;
+  });
+  msg.statusCode = 200;
+  return msg;
+}
 
 export default function register(RED: NodeAPI): void {
   function IotgwCancelNode(this: Node, config: CancelConfig) {
@@ -36,6 +55,12 @@ export default function register(RED: NodeAPI): void {
       postCancellations(g, ids, { query, slot, signal }),
     );
 
+    const ob = outboxSettings(config);
+    if (ob) {
+      const entries = (msg: Msg) => readIds(msg.payload).map((id) => ({ kind: 'cancel' as const, item: toJsonItem(id) }));
+      return runWithOutbox(RED, node, 'iotgw-cancel', ob, gw, { entries, describe: entryResults, deliver: (msg, r) => cancelOutput(msg, r.flatMap(entryResults) as Cancellation[]) });
+    }
+
     handleInput(RED, node, async (msg: Msg, send) => {
       if (gw instanceof GatewayError) throw gw;
       const ids = readIds(msg.payload);
@@ -48,18 +73,7 @@ export default function register(RED: NodeAPI): void {
         if (partial) msg.results = partial.results.map((r) => r ?? null);
         throw err;
       }
-      msg.payload = results.map((c) => {
-        const out: Cancellation & { CancellationStatusName?: string } = { ...c };
-        for (const k of ['ID', 'CancelRequestID'] as const) {
-          const v = out[k];
-          if (typeof v === 'string') out[k] = int64Out(BigInt(v));
-        }
-        const name = CANCELLATION_STATUS_NAMES[Number(c.CancellationStatus)];
-        if (name) out.CancellationStatusName = name;
-        return out;
-      });
-      msg.statusCode = 200;
-      send(msg);
+      send(cancelOutput(msg, results));
     }, { waitSignals: [closing.signal] });
   }
 

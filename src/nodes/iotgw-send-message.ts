@@ -26,8 +26,10 @@ import { DEFAULT_MAX_DESTINATIONS, checkMultipleItem, isMultipleInput, postToMul
 import { checkSpec } from '../lib/api/cmf';
 import { isDefinitions, isGateway, joinProblems } from '../lib/node-red/guards';
 import type { Definitions } from '../lib/codec';
+import { outboxSettings, runWithOutbox, submitSpec, type OutboxConfig } from '../lib/node-red/outbox-node';
+import { toJsonItem } from '../lib/outbox/gateway-sender';
 
-export interface SendMessageConfig extends NodeDef {
+export interface SendMessageConfig extends NodeDef, OutboxConfig {
   gateway: string;
   /** "" = not sent (the gateway's default), else 0 ANY, 1 SATELLITE, 2 CELLULAR. */
   transportType: string | number;
@@ -181,7 +183,8 @@ function startSendMessage(RED: NodeAPI, node: Node, config: SendMessageConfig): 
     postMessages(g, items, { query, slot, signal }),
   );
 
-  handleInput(RED, node, async (msg: Msg, send) => {
+  /** The msg's items, every one checked (BAD_INPUT naming each problem). */
+  const checkMsg = (msg: Msg): Checked[] => {
     if (gw instanceof GatewayError) throw gw;
     const problems: string[] = [];
     const d = itemDefaults(settings, msg);
@@ -191,6 +194,18 @@ function startSendMessage(RED: NodeAPI, node: Node, config: SendMessageConfig): 
     const defs = nodeDefinitions(config, defsNode);
     const items = problems.length ? [] : checkItems(payload, defs, d, maxDestinations, problems);
     if (problems.length) throw new GatewayError('BAD_INPUT', joinProblems(problems), { field: problems[0]!.split(':')[0] });
+    return items;
+  };
+
+  const ob = outboxSettings(config);
+  if (ob) {
+    const entries = (msg: Msg) => checkMsg(msg).map((it) => ({ kind: isMultiple(it) ? ('multiple' as const) : ('message' as const), item: toJsonItem(it) }));
+    return runWithOutbox(RED, node, 'iotgw-send-message', ob, gw, submitSpec(RED, entries));
+  }
+
+  handleInput(RED, node, async (msg: Msg, send) => {
+    if (gw instanceof GatewayError) throw gw;
+    const items = checkMsg(msg);
     const query = mergeQuery({}, msg.query);
     const submit = () => submitAll(items, (list) => pool.submit(gw, list, query), (it) => postToMultiple(gw, it, { query, signal: closing.signal }));
     send(await submitToOutputs(RED, msg, submit));

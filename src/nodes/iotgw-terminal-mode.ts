@@ -15,8 +15,10 @@ import type { SubmitResult } from '../lib/api/terminal';
 import { checkModeItem, type ModeItem } from '../lib/api/terminal-inputs';
 import { postModes } from '../lib/api/clients/terminal';
 import { isGateway, joinProblems } from '../lib/node-red/guards';
+import { outboxSettings, runWithOutbox, submitSpec, type OutboxConfig } from '../lib/node-red/outbox-node';
+import { toJsonItem } from '../lib/outbox/gateway-sender';
 
-export interface TerminalModeConfig extends NodeDef {
+export interface TerminalModeConfig extends NodeDef, OutboxConfig {
   gateway: string;
   mode: string | number;
   wakeupInterval: string | number;
@@ -46,8 +48,8 @@ export default function register(RED: NodeAPI): void {
       postModes(g, items, { query, slot, signal }),
     );
 
-    handleInput(RED, node, async (msg: Msg, send) => {
-      if (gw instanceof GatewayError) throw gw;
+    /** The msg's items, every one checked (BAD_INPUT naming each problem). */
+    const checkMsg = (msg: Msg): ModeItem[] => {
       const familyRaw = msg.terminalFamily ?? config.family ?? 'any';
       if (familyRaw !== 'any' && familyRaw !== 'IDP' && familyRaw !== 'OGx') {
         throw badInput('msg.terminalFamily', `must be "IDP", "OGx" or "any", not ${showValue(familyRaw)}`);
@@ -62,6 +64,15 @@ export default function register(RED: NodeAPI): void {
         if (it) items.push(it);
       });
       if (problems.length) throw new GatewayError('BAD_INPUT', joinProblems(problems), { field: problems[0]!.split(':')[0] });
+      return items;
+    };
+
+    const ob = outboxSettings(config);
+    if (ob) return runWithOutbox(RED, node, 'iotgw-terminal-mode', ob, gw, submitSpec(RED, (msg) => checkMsg(msg).map((it) => ({ kind: 'mode' as const, item: toJsonItem(it) }))));
+
+    handleInput(RED, node, async (msg: Msg, send) => {
+      if (gw instanceof GatewayError) throw gw;
+      const items = checkMsg(msg);
       const query = mergeQuery({}, msg.query);
       send(await submitToOutputs(RED, msg, () => pool.submit(gw, items, query)));
     }, { waitSignals: [closing.signal] });

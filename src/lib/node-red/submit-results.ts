@@ -39,6 +39,11 @@ export async function submitToOutputs(RED: NodeAPI, msg: Msg, submit: () => Prom
     }
     throw err;
   }
+  return splitResults(RED, msg, results);
+}
+
+/** The two outputs of a submit's results: accepted (ErrorID 0) on 1, rejected on 2, in order. */
+export function splitResults(RED: NodeAPI, msg: Msg, results: SubmitResult[]): Array<NodeMessage | null> {
   const accepted: SubmitResult[] = [];
   const rejected: SubmitResult[] = [];
   for (const r of results) {

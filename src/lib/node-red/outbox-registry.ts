@@ -1,0 +1,150 @@
+/**
+ * One outbox engine per outbox name per process (issue 45), shared by the sending nodes that
+ * name it (`outboxName`, else the node's id). The first node that names it opens it (its
+ * store, sender and reconciler on that node's account and bounds); the last one to close
+ * closes it (a redeploy closes and reopens it: the entries stay in the store). A node that
+ * comes while the previous engine of its name closes waits for that close.
+ *
+ * The store: `outboxStoreFor(account, name, userDir)` (a file store in
+ * `<userDir>/iotgw-outbox/<name>/`; the one place where an account with an `iotgw-redis`
+ * would get a Redis store instead).
+ */
+import * as path from 'node:path';
+import type { Node } from 'node-red';
+import { Outbox } from '../outbox/outbox';
+import { FileOutboxStore } from '../outbox/file-store';
+import { GatewaySender, type SenderContext } from '../outbox/gateway-sender';
+import { GatewayReconciler } from '../outbox/gateway-adapter';
+import type { MsgOutcome, OutboxState, OutboxStore, WhenFull } from '../outbox/types';
+import type { GatewayNode } from './config-nodes';
+
+export const OUTBOX_DIR = 'iotgw-outbox';
+
+export interface OutboxSettings {
+  name: string;
+  ttlSeconds: number;
+  maxEntries: number;
+  maxBytes: number;
+  whenFull: WhenFull;
+}
+
+/** A node that uses an outbox: its account, and what it does with outcomes and states. */
+export interface OutboxUser {
+  node: Node;
+  gw: () => GatewayNode | undefined;
+  /** 401/403 while sending (undefined: fixed). */
+  onAuth(problem: string | undefined): void;
+  /** Is this msg (its key) one this node accepted and still follows? */
+  owns(key: string): boolean;
+  /** A msg's outcome: `owned` when this node follows the msg, else one accepted before (a restart, a deleted node). */
+  onOutcome(o: MsgOutcome, owned: boolean): void;
+  onState(s: OutboxState): void;
+  onWarning(message: string): void;
+}
+
+export interface SharedOutbox {
+  name: string;
+  outbox: Outbox;
+  opened: Promise<void>;
+  users: User[];
+  abort: AbortController;
+}
+type User = OutboxUser;
+
+const engines = new Map<string, SharedOutbox>();
+const closing = new Map<string, Promise<void>>();
+
+/** A folder name for an outbox name: letters, digits, '-' and '_' kept, anything else as ~hex. */
+export function folderOf(name: string): string {
+  const safe = name.replace(/[^A-Za-z0-9_-]/g, (c) => `~${c.codePointAt(0)!.toString(16)}`);
+  return safe.length > 120 ? `${safe.slice(0, 100)}~${Buffer.from(name).toString('base64url').slice(-16)}` : safe;
+}
+
+/**
+ * Where an outbox keeps its entries. An account with an `iotgw-redis` keeps its shared state
+ * in Redis; its outbox goes there too once a Redis store exists (the choice is made here,
+ * alone). Until then every outbox is a file store in the user directory.
+ */
+export function outboxStoreFor(account: GatewayNode | undefined, name: string, userDir: string, maxBytes: number): OutboxStore {
+  void account;
+  return new FileOutboxStore(path.join(userDir, OUTBOX_DIR, folderOf(name)), { limitBytes: maxBytes });
+}
+
+/** The account of the newest node on the outbox that has one. */
+function contextOf(shared: SharedOutbox): SenderContext | undefined {
+  for (let i = shared.users.length - 1; i >= 0; i--) {
+    const g = shared.users[i]!.gw();
+    if (g) return g;
+  }
+  return undefined;
+}
+
+function open(settings: OutboxSettings, first: User, userDir: string, wait: Promise<void> | undefined): SharedOutbox {
+  const abort = new AbortController();
+  const shared = { name: settings.name, users: [first], abort } as unknown as SharedOutbox;
+  const context = () => contextOf(shared);
+  const gw = first.gw();
+  const outbox = new Outbox({
+    name: settings.name,
+    store: outboxStoreFor(gw, settings.name, userDir, settings.maxBytes),
+    sender: new GatewaySender({ context, signal: abort.signal, onAuth: (p) => shared.users.forEach((u) => u.onAuth(p)) }),
+    reconciler: new GatewayReconciler({ context, signal: abort.signal }),
+    ttlSeconds: settings.ttlSeconds,
+    maxEntries: settings.maxEntries,
+    maxBytes: settings.maxBytes,
+    whenFull: settings.whenFull,
+    batchMax: Math.max(1, Math.min(100, gw?.settings?.maxBatchSize ?? 100)),
+  });
+  shared.outbox = outbox;
+  outbox.on('outcome', (o) => {
+    const owner = shared.users.find((u) => u.owns(o.key));
+    const user = owner ?? shared.users[shared.users.length - 1];
+    user?.onOutcome(o, owner !== undefined);
+  });
+  outbox.on('state', (s) => shared.users.forEach((u) => u.onState(s)));
+  outbox.on('warning', (w) => shared.users[0]?.onWarning(w.message));
+  shared.opened = (async () => {
+    await wait;
+    await outbox.open();
+  })();
+  shared.opened.catch(() => {});
+  return shared;
+}
+
+/** The outbox of this name, opened for `user` (or shared with the nodes already on it). */
+export function acquireOutbox(settings: OutboxSettings, user: User, userDir: string): { shared: SharedOutbox; first: boolean } {
+  const have = engines.get(settings.name);
+  if (have) {
+    have.users.push(user);
+    return { shared: have, first: false };
+  }
+  const shared = open(settings, user, userDir, closing.get(settings.name));
+  engines.set(settings.name, shared);
+  return { shared, first: true };
+}
+
+/** The node leaves the outbox; the last one closes it (resolves once closed). */
+export async function releaseOutbox(shared: SharedOutbox, user: User): Promise<{ last: boolean }> {
+  const i = shared.users.indexOf(user);
+  if (i >= 0) shared.users.splice(i, 1);
+  if (shared.users.length) return { last: false };
+  if (engines.get(shared.name) === shared) engines.delete(shared.name);
+  const done = (async () => {
+    await shared.opened.catch(() => {});
+    // A send in flight finishes and is recorded; one that hangs is aborted after 5 s (its
+    // outcome is then unknown, reconciled when the outbox opens again).
+    const hang = setTimeout(() => shared.abort.abort(), 5000);
+    await shared.outbox.close().catch(() => {});
+    clearTimeout(hang);
+    shared.abort.abort();
+  })();
+  closing.set(shared.name, done);
+  await done;
+  if (closing.get(shared.name) === done) closing.delete(shared.name);
+  return { last: true };
+}
+
+/** Every open outbox (account status, sidebar). */
+export function openOutboxes(): SharedOutbox[] {
+  return [...engines.values()];
+}

@@ -1,0 +1,167 @@
+'use strict';
+/**
+ * The outbox on iotgw-send-message (issue 45), in a real Node-RED runtime against the
+ * simulator: accepted means durable (the store has the entry before anything is sent), a
+ * link that is down keeps entries waiting and they drain when it is back (one outcome per
+ * msg, each created once), a reply lost after the gateway created the message is reconciled
+ * (never sent twice), a restart emits the outcomes of msgs accepted before, msg.ttl and
+ * msg.priority are checked, TTL and both whenFull policies end entries with their codes, and
+ * a folder that cannot be written is STORAGE at input.
+ */
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { simulatorPerTest, helper, load, until, collect, sendMessageNode, nodeFlow } = require('../helpers/harness');
+
+const DEST = '01000001SKYA001';
+const raw = (i) => Buffer.from([128, 1, i & 255, (i >> 8) & 255]).toString('base64');
+
+describe('iotgw-send-message: the outbox', function () {
+  this.timeout(90000);
+  let sim;
+  let userDir;
+  simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 100, receivedAfterMs: 300 } }, (s) => (sim = s));
+  beforeEach(function () {
+    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-outbox-'));
+    helper.settings({ userDir });
+  });
+  afterEach(async function () {
+    await sim.server.link.up();
+    helper.settings({ userDir: undefined });
+    fs.rmSync(userDir, { recursive: true, force: true });
+  });
+
+  const flow = (props = {}) => nodeFlow(sim, sendMessageNode({ outbox: 'on', outboxName: 'edge', ...props }), { gw: { timeoutMs: 3000, maxRetries: 0 }, outs: ['ok', 'bad'] });
+  const created = () => sim.terminal.creations.total;
+  const logText = () => {
+    const dir = path.join(userDir, 'iotgw-outbox', 'edge');
+    return fs.existsSync(dir) ? fs.readdirSync(dir).map((f) => fs.readFileSync(path.join(dir, f), 'latin1')).join('') : '';
+  };
+  const creations = async () => (await (await fetch(`${sim.url}/_sim/creations`)).json());
+  const statusOf = (node) => {
+    const seen = [];
+    const orig = node.status.bind(node);
+    node.status = (s) => {
+      seen.push(s);
+      return orig(s);
+    };
+    return seen;
+  };
+
+  it('off (absent in older flows): no outbox folder, sent at once as before', async function () {
+    const n = await load(nodeFlow(sim, sendMessageNode(), { outs: ['ok', 'bad'] }));
+    const ok = collect(n.get('ok'));
+    n.get('send').receive({ payload: { DestinationID: DEST, RawPayload: raw(1) } });
+    await until(() => ok.length === 1, 30000, 'the output');
+    assert.equal(ok[0].outbox, undefined);
+    assert.equal(fs.existsSync(path.join(userDir, 'iotgw-outbox')), false);
+  });
+
+  it('accepted means durable: the entry is in the store while the link is down; sent once when it is back, with msg.outbox', async function () {
+    const n = await load(flow());
+    const ok = collect(n.get('ok'));
+    const statuses = statusOf(n.get('send'));
+    sim.server.link.refuse();
+    n.get('send').receive({ payload: { DestinationID: DEST, RawPayload: raw(7) }, topic: 'kept' });
+    await until(() => logText().includes(raw(7)), 30000, 'the entry in the store');
+    await until(() => statuses.some((s) => /outbox: 1 waiting/.test(s.text ?? '')), 30000, 'the status saying what waits');
+    assert.equal(ok.length, 0);
+    await sim.server.link.up();
+    await until(() => ok.length === 1, 60000, 'the outcome once the link is back');
+    assert.equal(ok[0].topic, 'kept');
+    assert.equal(ok[0].payload[0].DestinationID, DEST);
+    assert.ok(ok[0].payload[0].ID > 0);
+    assert.match(ok[0].outbox.acceptedAt, /^\d{4}-/);
+    assert.ok(ok[0].outbox.attempts >= 1);
+    assert.equal(created(), 1);
+  });
+
+  it('a reply lost after the gateway created the messages: reconciled with its records, each created once, one outcome per msg', async function () {
+    const n = await load(flow({ outboxName: '' }));
+    const ok = collect(n.get('ok'));
+    sim.server.inject({ route: 'terminal/messages', kind: 'lost-reply', times: 1 });
+    for (let i = 0; i < 3; i++) n.get('send').receive({ payload: [{ DestinationID: DEST, RawPayload: raw(100 + i) }], i });
+    await until(() => ok.length === 3, 80000, 'three outcomes');
+    const c = await creations();
+    assert.deepEqual(c.duplicates, []);
+    assert.equal(c.total, 3);
+    assert.deepEqual(ok.map((m) => m.i).sort(), [0, 1, 2]);
+    for (const m of ok) assert.ok(m.payload[0].ID > 0);
+  });
+
+  it('a restart (the runtime loaded again on the same user directory) emits the outcomes of msgs accepted before, with their JSON properties', async function () {
+    let n = await load(flow());
+    sim.server.link.refuse();
+    const req = { socket: {} };
+    req.self = req;
+    n.get('send').receive({ payload: { DestinationID: DEST, RawPayload: raw(1) }, topic: 'a', req });
+    n.get('send').receive({ payload: { DestinationID: DEST, RawPayload: raw(2) }, topic: 'b' });
+    await until(() => logText().includes(raw(2)), 30000, 'both in the store');
+    await helper.unload();
+    await sim.server.link.up();
+    n = await load(flow());
+    const ok = collect(n.get('ok'));
+    await until(() => ok.length === 2, 60000, 'both outcomes after the restart');
+    assert.deepEqual(ok.map((m) => m.topic).sort(), ['a', 'b']);
+    assert.equal(ok[0].req, undefined);
+    assert.equal(created(), 2);
+  });
+
+  it('msg.ttl and msg.priority out of range: BAD_INPUT at once, nothing kept', async function () {
+    const n = await load(flow());
+    const caught = collect(n.get('caught'));
+    const bad = [{ ttl: 0 }, { ttl: 'x' }, { priority: 10 }, { priority: 1.5 }, { payload: { DestinationID: DEST } }];
+    for (const b of bad) n.get('send').receive({ payload: { DestinationID: DEST, RawPayload: raw(3) }, ...b });
+    await until(() => caught.length === bad.length, 30000, 'five errors');
+    for (const m of caught) assert.equal(m.error.code ?? (/BAD_INPUT/.test(m.error.message) ? 'BAD_INPUT' : m.error.message), 'BAD_INPUT');
+    assert.match(caught.map((m) => m.error.message).join('\n'), /msg\.ttl/);
+    assert.match(caught.map((m) => m.error.message).join('\n'), /msg\.priority/);
+    assert.equal(logText().includes(raw(3)), false);
+    assert.equal(created(), 0);
+  });
+
+  it('a TTL that ends while the link is down: EXPIRED with err.entries, never sent', async function () {
+    const n = await load(flow());
+    const caught = collect(n.get('caught'));
+    sim.server.link.refuse();
+    n.get('send').receive({ payload: { DestinationID: DEST, RawPayload: raw(4) }, ttl: 1 });
+    await until(() => caught.length === 1, 30000, 'the EXPIRED error');
+    assert.match(caught[0].error.message, /EXPIRED|TTL ended/);
+    await sim.server.link.up();
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(created(), 0);
+  });
+
+  it('full: reject ends the new msg OUTBOX_FULL (nothing kept); drop-oldest ends the oldest', async function () {
+    let n = await load(flow({ outboxMaxEntries: 2 }));
+    let caught = collect(n.get('caught'));
+    sim.server.link.refuse();
+    for (let i = 0; i < 3; i++) n.get('send').receive({ payload: { DestinationID: DEST, RawPayload: raw(10 + i) }, i });
+    await until(() => caught.length === 1, 30000, 'OUTBOX_FULL');
+    assert.equal(caught[0].i, 2);
+    assert.match(caught[0].error.message, /full/);
+    assert.equal(logText().includes(raw(12)), false);
+    await helper.unload();
+    n = await load(flow({ outboxMaxEntries: 2, whenFull: 'drop-oldest' }));
+    caught = collect(n.get('caught'));
+    // Entries in a send are not dropped: the new msg comes once the refused send put them back.
+    const statuses = statusOf(n.get('send'));
+    await until(() => statuses.some((s) => s.fill === 'yellow'), 30000, 'the send refused, the entries waiting');
+    n.get('send').receive({ payload: { DestinationID: DEST, RawPayload: raw(13) }, i: 3 });
+    await until(() => caught.length === 1, 30000, 'the oldest dropped');
+    assert.equal(caught[0].i, 0, caught[0].error.message);
+    assert.match(caught[0].error.message, /full/);
+    assert.equal(caught[0].i, 0);
+  });
+
+  it('a user directory whose outbox folder cannot be written: STORAGE at input', async function () {
+    fs.writeFileSync(path.join(userDir, 'iotgw-outbox'), 'not a folder');
+    const n = await load(flow());
+    const caught = collect(n.get('caught'));
+    n.get('send').receive({ payload: { DestinationID: DEST, RawPayload: raw(5) } });
+    await until(() => caught.length === 1, 30000, 'the STORAGE error');
+    assert.match(caught[0].error.message, /outbox could not/);
+    assert.equal(created(), 0);
+  });
+});
