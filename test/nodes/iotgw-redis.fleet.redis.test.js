@@ -5,6 +5,10 @@
  * feed and real sliding window. One poller is active, the other stands by; a SIGKILL of the
  * active one during a 10,000-record drain: the standby takes over, nothing is lost, at most
  * one reply (500 records) comes again, and the shared budget provokes no 429.
+ *
+ * The backlog is seeded once both runtimes are up (an empty feed keeps the mark): seeded
+ * before, it drained while B's runtime started, and on a loaded machine it had ended before
+ * the kill.
  */
 const assert = require('node:assert/strict');
 const { waitFor, drained, backlogMissing, recordLines, statusPoller, appendNode, fleetPerTest, fleetFlows } = require('../helpers/child-red');
@@ -19,7 +23,7 @@ const read = (file) => recordLines(file).map(([tag, id]) => ({ tag, id }));
 
 describeRedis('fleet: two Node-RED instances, one account, Redis (child Node-RED, real redis-server)', function (ctx) {
   this.timeout(120000);
-  const run = fleetPerTest('iotgw-fleet-', (sim) => sim.terminal.seedBacklog(BACKLOG));
+  const run = fleetPerTest('iotgw-fleet-', () => {});
 
   it('SIGKILL of the active poller during a 10,000-record drain: the standby takes over, 0 lost, at most one reply repeated, 0 429s', async function () {
     const { sim, fleet } = run;
@@ -27,12 +31,15 @@ describeRedis('fleet: two Node-RED instances, one account, Redis (child Node-RED
     const startRed = (tag) => fleet.start(tag);
     const a = await startRed('A');
     await a.deploy(flows(sim, ctx.server.url));
-    await waitFor(() => read(recordsFile).length > 0, 30000, 'A to start polling');
+    // A polls the empty feed: it holds the lease before B starts.
+    await waitFor(() => sim.server.callsTo('terminal/status').length > 0, 30000, 'A to start polling');
     const b = await startRed('B');
     await b.deploy(flows(sim, ctx.server.url));
+    sim.terminal.seedBacklog(BACKLOG);
     await waitFor(() => read(recordsFile).length >= BACKLOG * 0.4, 60000, '40% of the backlog');
     const beforeKill = read(recordsFile);
     assert.equal(beforeKill.filter((r) => r.tag === 'B').length, 0, 'B stood by while A was active');
+    assert.ok(beforeKill.length < BACKLOG, `the kill comes in the middle of the drain (${beforeKill.length} of ${BACKLOG} in)`);
     const tKill = Date.now();
     await a.kill('SIGKILL');
     const atKill = read(recordsFile).length;

@@ -5,8 +5,9 @@
  * redis-server, against the simulator's sliding window. Request nodes keep going after the
  * restart; each item is accepted once at the simulator; every input msg ends exactly once;
  * the msgs that waited past their timeout while Redis was down fail with SHARED_STATE and
- * are not sent. A status poller on the same account shows red with ONE logged problem (node.error, not node.warn) while Redis
- * is down and polls again after.
+ * are not sent. A status poller on the same account shows red with ONE logged problem while Redis
+ * is down, however long (its poll and its lease both notice: whichever first tells it), and polls
+ * again after.
  */
 const assert = require('node:assert/strict');
 const { simulatorPerTest, helper, until, collect, DEMO_CREDS, ALL_NODES } = require('../helpers/harness');
@@ -22,7 +23,7 @@ describeRedis('Redis stopped and restarted during traffic (simulator, real redis
     if (!ctx.server.proc) await ctx.server.start();
   });
 
-  function flow() {
+  function flow(timeoutSeconds = 1.5) {
     const gw = (id) => ({
       id,
       type: 'iotgw-gateway',
@@ -32,7 +33,7 @@ describeRedis('Redis stopped and restarted during traffic (simulator, real redis
       rateLimitWindowSeconds: 1,
       maxConcurrent: 3,
       maxBatchSize: 1,
-      timeoutSeconds: 1.5,
+      timeoutSeconds,
       maxRetries: 0,
       redis: 'r',
     });
@@ -52,13 +53,8 @@ describeRedis('Redis stopped and restarted during traffic (simulator, real redis
     ];
   }
 
-  it('request nodes go on after the restart: each item accepted once, every msg ends once, the ones past their timeout fail SHARED_STATE unsent; the poller is red with one logged problem (node.error SHARED_STATE), then polls again', async function () {
-    this.timeout(60000);
-    sim.terminal.configure({ acceptUnknownTerminals: true });
-    await helper.load(ALL_NODES, flow(), { gwA: DEMO_CREDS, gwB: DEMO_CREDS, r: {} });
-    const ok = collect(helper.getNode('ok'));
-    const bad = collect(helper.getNode('bad'));
-    const caught = collect(helper.getNode('caught'));
+  /** What the poller shows ({t, s}) and logs (errors as "ERROR <err>", warnings as they are). */
+  function watchPoller() {
     const poller = helper.getNode('poller');
     const statuses = [];
     const logged = [];
@@ -70,13 +66,27 @@ describeRedis('Redis stopped and restarted during traffic (simulator, real redis
     const origWarn = poller.warn.bind(poller);
     const origError = poller.error.bind(poller);
     poller.error = (e, m) => {
-      logged.push("ERROR " + String(e));
+      logged.push('ERROR ' + String(e));
       return origError(e, m);
     };
     poller.warn = (w) => {
       logged.push(String(w));
       return origWarn(w);
     };
+    return { statuses, logged };
+  }
+  const UNREACHABLE = /shared state \(Redis\) unreachable/;
+  /** The lease noticed (its renewal failed): the poller shows "unreachable: not polling". */
+  const leaseDown = (statuses, since) => statuses.some((x) => x.t >= since && UNREACHABLE.test(x.s.text));
+
+  it('request nodes go on after the restart: each item accepted once, every msg ends once, the ones past their timeout fail SHARED_STATE unsent; the poller is red with one logged problem (node.error SHARED_STATE), then polls again', async function () {
+    this.timeout(60000);
+    sim.terminal.configure({ acceptUnknownTerminals: true });
+    await helper.load(ALL_NODES, flow(), { gwA: DEMO_CREDS, gwB: DEMO_CREDS, r: {} });
+    const ok = collect(helper.getNode('ok'));
+    const bad = collect(helper.getNode('bad'));
+    const caught = collect(helper.getNode('caught'));
+    const { statuses, logged } = watchPoller();
     const dest = (i) => `3${String(i).padStart(7, '0')}SKY${(i % 65536).toString(16).toUpperCase().padStart(4, '0')}`;
     let n = 0;
     const submit = (count) => {
@@ -100,7 +110,8 @@ describeRedis('Redis stopped and restarted during traffic (simulator, real redis
     assert.equal(sentWhileDown, 4, 'nothing was sent while Redis was down');
     for (const c of caught) assert.equal(c.error.code, 'SHARED_STATE', c.error.message);
     await until(() => statuses.some((x) => x.t >= downAt && x.s.fill === 'red'), 10000, 'the poller to show red');
-    await sleep(1500);
+    // Down until both paths have noticed: the poll (its mark read, 1.5 s) and the lease (its renewal, a third of 10 s).
+    await until(() => leaseDown(statuses, downAt), 30000, 'the lease to notice too');
     assert.equal(logged.filter((w) => /Redis|shared/i.test(w)).length, 1, `one logged problem while down: ${JSON.stringify(logged)} ${JSON.stringify(statuses.filter((x) => x.t >= downAt))}`);
 
     // Restarted on the same port (no persistence: empty): submitted just before, they wait and go.
@@ -122,6 +133,39 @@ describeRedis('Redis stopped and restarted during traffic (simulator, real redis
     await until(() => sim.server.callsTo('terminal/status').length > pollsAtUp, 15000, 'the poller to poll again');
     await until(() => statuses.some((x) => x.t >= upAt && x.s.fill !== 'red'), 10000, 'the poller status to leave red');
     assert.equal(logged.filter((w) => /Redis|shared/i.test(w)).length, 1, 'still one logged problem');
-    assert.match(logged[0], /^ERROR SHARED_STATE/);
+    // The poll noticed first (its mark read): its node.error; on a machine so loaded that the lease noticed first, its warning.
+    assert.match(logged[0], /^ERROR SHARED_STATE|^shared state \(Redis\) unreachable/);
+  });
+
+  // The other order, arranged: a poll held at the simulator while Redis goes down, let go once the
+  // lease has noticed (warned); the held poll then fails too (the lease is gone: SHARED_STATE).
+  it('Redis down while a poll is in flight, the lease noticing first: one logged problem (the warning), not a second from the poll; polls again after', async function () {
+    this.timeout(60000);
+    // Long enough for the held reply (the lease notices within 2 x 3.3 s of the kill).
+    await helper.load(ALL_NODES, flow(30), { gwA: DEMO_CREDS, gwB: DEMO_CREDS, r: {} });
+    const { statuses, logged } = watchPoller();
+    await until(() => statuses.some((x) => x.s.fill === 'green'), 20000, 'the poller to poll');
+    let open;
+    const gate = new Promise((r) => (open = r));
+    let held = 0;
+    const reply = sim.terminal.statusUpdates.bind(sim.terminal);
+    sim.terminal.statusUpdates = async (r, account) => {
+      held++;
+      await gate;
+      return reply(r, account);
+    };
+    await until(() => held > 0, 10000, 'a poll to be held');
+    await ctx.server.stop('SIGKILL');
+    const downAt = Date.now();
+    await until(() => leaseDown(statuses, downAt), 30000, 'the lease to notice');
+    const openAt = Date.now();
+    open();
+    await until(() => statuses.some((x) => x.t >= openAt && x.s.fill === 'red' && !UNREACHABLE.test(x.s.text)), 20000, 'the held poll to fail');
+    assert.deepEqual(logged, ['shared state (Redis) unreachable: not polling'], 'one logged problem while down');
+    sim.terminal.statusUpdates = reply;
+    await ctx.server.start();
+    const upAt = Date.now();
+    await until(() => statuses.some((x) => x.t >= upAt && x.s.fill === 'green'), 30000, 'the poller to poll again');
+    assert.equal(logged.length, 1, `still one logged problem: ${JSON.stringify(logged)}`);
   });
 });

@@ -8,6 +8,7 @@
  * This file holds types only. Implementations: `./memory/*` (in-process) and
  * `./redis/*` (shared through an `iotgw-redis` config node).
  */
+import type { OutboxStore } from '../outbox/types';
 
 /** Releases a slot; calling it more than once is harmless. */
 export type Release = () => void;
@@ -139,4 +140,17 @@ export interface SharedState {
   tokenSource?(account: AccountKey, name: string, local: TokenSource): TokenSource;
   markStore?(account: AccountKey, local: MarkStore): MarkStore;
   feedLease?(account: AccountKey, local: FeedLease): FeedLease;
+  /**
+   * The outbox `name` of the account, shared by the fleet (issue 45; nodes.md "A fleet"):
+   * one store per call (each takes part in the outbox's drain lease; close it with its
+   * Outbox). `bounds`: the outbox's outboxMaxEntries and outboxMaxBytes, checked fleet-wide
+   * at accept. Without it the outbox is a file store (FileOutboxStore).
+   */
+  outboxStore?(account: AccountKey, name: string, bounds?: OutboxBounds): OutboxStore;
+}
+
+/** The bounds a shared outbox store checks at accept. */
+export interface OutboxBounds {
+  maxEntries?: number;
+  maxBytes?: number;
 }

@@ -135,7 +135,8 @@ class FeedPoller<R> implements PollerControl, PollerView {
   /** Input msgs waiting on the one more poll (`next`): they count for it once it runs. */
   private msgWaitingNext = 0;
   private acquiring = false;
-  private downWarned = false;
+  /** Redis unreachable was logged in this outage (by a poll's SHARED_STATE or the lease's "down"): once, whichever first. */
+  private outageTold = false;
   private claimed = false;
 
   constructor(private readonly o: PollerNodeOptions<R>) {
@@ -284,6 +285,7 @@ class FeedPoller<R> implements PollerControl, PollerView {
     if (!err) {
       if (this.lastFailure) node.log(`${this.o.what} recovered after: ${this.lastFailure}`);
       this.lastFailure = undefined;
+      this.outageTold = false;
       this.input.idle();
       return;
     }
@@ -293,11 +295,12 @@ class FeedPoller<R> implements PollerControl, PollerView {
     // retrying. A mark that cannot be read waits for {fromUTC}; anything else is retried.
     if (isSettingError(err)) this.settingError = true;
     node.status(failureStatus(RED, this.o.tp, err, this.settingError));
-    const first = key !== this.lastFailure;
+    const first = key !== this.lastFailure && !(err.code === 'SHARED_STATE' && this.outageTold);
     this.lastFailure = key;
     // A msg waiting on this poll ends with done(err): that is its one Catch message.
-    // A timer poll reports once per change of state.
+    // A timer poll reports once per change of state; Redis unreachable, once per outage.
     if (first && this.msgWaiting === 0) {
+      if (err.code === 'SHARED_STATE') this.outageTold = true;
       node.error(err, { topic: this.o.errorTopic, payload: null, error: { message: err.message, code: err.code } } as unknown as NodeMessage);
     }
   }
@@ -322,17 +325,13 @@ class FeedPoller<R> implements PollerControl, PollerView {
   private readonly onLeaseState = (f: string, state: 'active' | 'standby' | 'down') => {
     const { node, tp } = this.o;
     if (f !== this.feed || this.closed) return;
-    if (state === 'standby') {
-      node.status({ fill: 'yellow', shape: 'ring', text: tp('status.standby') });
-      if (!this.current) this.waitForLease();
-    } else if (state === 'down') {
-      node.status({ fill: 'red', shape: 'ring', text: tp('status.sharedDown') });
-      if (!this.downWarned) node.warn(tp('status.sharedDown'));
-      this.downWarned = true;
-      if (!this.current) this.waitForLease();
-    } else {
-      this.downWarned = false;
-    }
+    // Standby or active: Redis answered, the outage (if any) is over.
+    const told = this.outageTold;
+    this.outageTold = state === 'down';
+    if (state === 'active') return;
+    node.status(state === 'standby' ? { fill: 'yellow', shape: 'ring', text: tp('status.standby') } : { fill: 'red', shape: 'ring', text: tp('status.sharedDown') });
+    if (state === 'down' && !told) node.warn(tp('status.sharedDown'));
+    if (!this.current) this.waitForLease();
   };
 
   /** The next timer poll, in `delayMs` (default: the interval). */

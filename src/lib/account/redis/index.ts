@@ -6,3 +6,4 @@ export { RedisTokenSource, type TokenFetcher, type FetchedToken } from './token-
 export { RedisFeedLease, type LeaseState } from './feed-lease';
 export { RedisMarkStore, SharedStateError } from './mark-store';
 export { redisSharedState, redisGates, GatedRedisRateBudget, type RedisAccountSettings } from './shared-state';
+export { RedisOutboxStore, type RedisOutboxStoreOptions } from './outbox-store';

@@ -4,13 +4,15 @@
  * feed marks and feed lease live in Redis, shared by every instance naming the same account.
  */
 import type { Semaphore, SlidingWindowLimiter } from '../../transport/limiter';
-import type { AccountKey, FeedLease, MarkStore, RateBudget, SharedState, TokenSource } from '../types';
+import type { AccountKey, FeedLease, MarkStore, OutboxBounds, RateBudget, SharedState, TokenSource } from '../types';
+import type { OutboxStore } from '../../outbox/types';
 import type { RedisConnection } from './connection';
 import { AccountKeys } from './keys';
 import { RedisRateBudget, type RateGroup } from './rate-budget';
 import { RedisTokenSource } from './token-source';
 import { RedisFeedLease } from './feed-lease';
 import { RedisMarkStore } from './mark-store';
+import { RedisOutboxStore } from './outbox-store';
 import { fleetUsed } from './figures';
 
 /** What the backend needs of the account beyond its key. */
@@ -130,6 +132,22 @@ function markStores(conn: RedisConnection, keysOf: (a: AccountKey) => AccountKey
   };
 }
 
+/**
+ * The fleet's outbox `name` of an account (outbox-store.ts; SharedState.outboxStore): a new
+ * store per call, in the outbox's drain lease from its open().
+ */
+function outboxStores(conn: RedisConnection, keysOf: (a: AccountKey) => AccountKeys, settings: (a: AccountKey) => RedisAccountSettings, instanceId?: string) {
+  return (account: AccountKey, name: string, bounds: OutboxBounds = {}): OutboxStore => {
+    const s = settings(account);
+    return new RedisOutboxStore(conn, keysOf(account), name, {
+      timeoutMs: s.timeoutMs,
+      ...bounds,
+      ...(s.leaseMs !== undefined ? { leaseMs: s.leaseMs } : {}),
+      ...(instanceId ? { instanceId } : {}),
+    });
+  };
+}
+
 export function redisSharedState(conn: RedisConnection, settings: (account: AccountKey) => RedisAccountSettings, instanceId?: string): SharedState {
   // The account is its base URL and credentials (issue 25): the client ID, else a hash of
   // the static token or login; the config node's id only when it has no credentials at all.
@@ -180,5 +198,6 @@ export function redisSharedState(conn: RedisConnection, settings: (account: Acco
         observe: (feed, timeoutMs) => marks.observe(feed, timeoutMs),
       });
     },
+    outboxStore: outboxStores(conn, keysOf, settings, instanceId),
   };
 }

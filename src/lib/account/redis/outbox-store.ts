@@ -1,0 +1,285 @@
+/**
+ * RedisOutboxStore (issue 45; nodes.md "A fleet"): an outbox kept in Redis, shared by the
+ * instances whose sending nodes name the same account and `outboxName`.
+ *
+ * - Atomic: each call is one Lua script (outbox-lua.ts says the keys), safe to run twice.
+ * - Durable as the marks are: a call resolves once Redis ran it and, with Sentinel or a
+ *   Cluster, once a replica has it (WAIT 1, or the master alone when it has no replica
+ *   online: RedisConnection.acknowledged). A failure rejects with SHARED_STATE (the
+ *   bounds: OUTBOX_FULL) and changed nothing.
+ * - Bounded: the entries and bytes bounds are checked in the accept script, fleet-wide (the
+ *   engine's whenFull policy makes room first, on what it knows); replies stay far below
+ *   the connection's bound: open() reads the entries in pages of at most `pageBytes`,
+ *   load() and msgJson() their values too (a value over it in slices).
+ * - One drainer: the store takes part in the outbox's lease (feed-lease.ts, feed
+ *   `outbox:<name>`, with its fencing token) from open() on. Marking a send, its end and
+ *   putting it back to waiting need the lease (else SHARED_STATE, reason 'fenced'), and a
+ *   mark needs every entry still waiting (else reason 'stale'): two instances never send the
+ *   same entry. Ending a waiting entry (EXPIRED, OUTBOX_FULL) needs no lease.
+ * - Takeover: 'lease' events ('active' with the fence, 'standby', 'down'). The instance
+ *   that becomes 'active' opens its engine again (a new Outbox on this store): open() then
+ *   gives the entries the last holder left 'sending', which the engine reconciles.
+ */
+import { EventEmitter } from 'node:events';
+import { GatewayError } from '../../common/errors';
+import type { AcceptedMsg, EntryOutcome, JsonObject, JsonValue, OpenedStore, OutboxEntry, OutboxStore, SendAttempt, StoreFigures } from '../../outbox/types';
+import type { AccountKeys } from './keys';
+import type { RedisConnection } from './connection';
+import { SharedStateError } from './errors';
+import { RedisFeedLease, type LeaseState } from './feed-lease';
+import { ACCEPT, BACK_TO_WAITING, END, FORGET, MARK_SENDING, PAGE, SLICE, VALUES } from './outbox-lua';
+import { parsePage, pairs, figuresOf, type Page } from './outbox-replies';
+import { script, type Script } from './script';
+
+export interface RedisOutboxStoreOptions {
+  /** How long a call waits for Redis (ms). */
+  timeoutMs: number;
+  /** Bounds checked at accept, fleet-wide (the outbox's outboxMaxEntries, outboxMaxBytes). */
+  maxEntries?: number;
+  maxBytes?: number;
+  /** The drain lease's lifetime (ms): a standby takes over at most this long after the holder died. Default 10 s. */
+  leaseMs?: number;
+  instanceId?: string;
+  /** The most bytes of one page (open, load, msgJson). Default 1 MiB (the connection's bound is 8 MiB). */
+  pageBytes?: number;
+  /** The most entries of one page of open(). Default 5000. */
+  pageEntries?: number;
+}
+
+interface Encoded {
+  msg: AcceptedMsg;
+  entries: OutboxEntry[];
+  args: string[];
+  bytes: number;
+}
+
+/** The keys of one outbox (outbox-lua.ts). */
+function outboxKeys(keys: AccountKeys, name: string) {
+  const k = (kind: string) => keys.key('outbox', name, kind);
+  return {
+    seq: k('seq'), meta: k('meta'), z: k('z'), w: k('w'), e: k('e'), i: k('i'), s: k('s'), a: k('a'), sa: k('sa'), mh: k('mh'), mj: k('mj'),
+    lease: keys.key('lease', `outbox:${name}`),
+  };
+}
+
+export class RedisOutboxStore extends EventEmitter implements OutboxStore {
+  readonly lease: RedisFeedLease;
+  /** The lease's feed name: `outbox:<name>`. */
+  readonly feed: string;
+  private readonly k: ReturnType<typeof outboxKeys>;
+  private readonly lua = {
+    accept: script(ACCEPT), mark: script(MARK_SENDING), end: script(END), back: script(BACK_TO_WAITING), forget: script(FORGET), page: script(PAGE), values: script(VALUES),
+  };
+  private figs = { entries: 0, bytes: 0 };
+  private sized?: Encoded;
+  private closed = false;
+  private acquiring?: Promise<void>;
+  private readonly stop = new AbortController();
+  private readonly pageBytes: number;
+
+  constructor(
+    private readonly conn: RedisConnection,
+    keys: AccountKeys,
+    readonly name: string,
+    private readonly opts: RedisOutboxStoreOptions,
+  ) {
+    super();
+    this.feed = `outbox:${name}`;
+    this.k = outboxKeys(keys, name);
+    this.pageBytes = opts.pageBytes ?? 1024 * 1024;
+    this.lease = new RedisFeedLease(conn, keys, { ...(opts.leaseMs !== undefined ? { leaseMs: opts.leaseMs } : {}), ...(opts.instanceId ? { instanceId: opts.instanceId } : {}) });
+    this.lease.on('state', (feed: string, state: LeaseState) => {
+      if (feed !== this.feed || this.closed) return;
+      this.emit('lease', state, state === 'active' ? this.lease.fence(feed) : undefined);
+      if (state !== 'active') this.compete();
+    });
+  }
+
+  /** Reads every live entry (in pages), then takes part in the lease. */
+  async open(): Promise<OpenedStore> {
+    this.check();
+    const found: OpenedStore = { entries: [], msgs: [], nextSeq: 1, lost: { torn: 0, corrupt: 0 } };
+    let after = 0;
+    for (;;) {
+      const page: Page = await this.call('reading the outbox', this.lua.page, [this.k.z, this.k.e, this.k.s, this.k.a, this.k.sa, this.k.mh, this.k.meta, this.k.seq], [after, this.opts.pageEntries ?? 5000, this.pageBytes], parsePage, false);
+      this.figs = page.figures;
+      found.nextSeq = page.nextSeq;
+      found.entries.push(...page.entries);
+      found.msgs.push(...page.msgs);
+      found.lost.corrupt += page.corrupt;
+      if (page.last === undefined) break;
+      after = page.last;
+    }
+    this.compete();
+    return found;
+  }
+
+  /** Whether this instance holds the drain lease now. */
+  holds(): boolean {
+    return this.lease.held(this.feed);
+  }
+
+  /** Waits until this instance holds the drain lease; resolves with its fence. */
+  waitForLease(signal?: AbortSignal): Promise<number> {
+    return this.lease.acquire(this.feed, signal);
+  }
+
+  sizeOf(msg: AcceptedMsg, entries: OutboxEntry[]): number {
+    this.sized = encode(msg, entries);
+    return this.sized.bytes;
+  }
+
+  async accept(msg: AcceptedMsg, entries: OutboxEntry[]): Promise<number> {
+    const enc = this.sized && this.sized.msg === msg && this.sized.entries === entries ? this.sized : encode(msg, entries);
+    this.sized = undefined;
+    const k = this.k;
+    const args = [msg.key, entries.length, enc.bytes, this.opts.maxEntries ?? Number.MAX_SAFE_INTEGER, this.opts.maxBytes ?? Number.MAX_SAFE_INTEGER, ...enc.args];
+    const [first, ...figs] = await this.call('accepting into the outbox', this.lua.accept, [k.seq, k.meta, k.z, k.w, k.e, k.i, k.mh, k.mj], args, (v) => figuresOf(v, 3, 'the accept script'));
+    this.figs = { entries: figs[0]!, bytes: figs[1]! };
+    return first!;
+  }
+
+  async load(ids: string[]): Promise<Map<string, JsonValue>> {
+    const out = new Map<string, JsonValue>();
+    for (const [id, text] of await this.values(this.k.i, ids)) out.set(id, JSON.parse(text) as JsonValue);
+    return out;
+  }
+
+  async msgJson(key: string): Promise<JsonObject | undefined> {
+    const text = (await this.values(this.k.mj, [key])).get(key);
+    return text === undefined ? undefined : (JSON.parse(text) as JsonObject);
+  }
+
+  async markSending(ids: string[], attempt: SendAttempt): Promise<void> {
+    if (!ids.length) return;
+    const k = this.k;
+    await this.fenced('marking a send in the outbox', this.lua.mark, [k.lease, k.meta, k.w, k.e, k.s, k.a], [JSON.stringify(attempt), ...ids]);
+  }
+
+  async end(ends: Array<{ id: string; outcome: EntryOutcome }>): Promise<void> {
+    if (!ends.length) return;
+    const k = this.k;
+    const args = ends.flatMap((x) => [x.id, JSON.stringify(x.outcome), x.outcome.result === 'EXPIRED' || x.outcome.result === 'OUTBOX_FULL' ? '0' : '1']);
+    await this.fenced('ending outbox entries', this.lua.end, [k.lease, k.meta, k.w, k.e, k.s, k.sa], args);
+  }
+
+  async backToWaiting(ids: string[]): Promise<void> {
+    if (!ids.length) return;
+    const k = this.k;
+    await this.fenced('putting outbox entries back to waiting', this.lua.back, [k.lease, k.meta, k.w, k.e, k.s], ids);
+  }
+
+  async forget(msgKeys: string[]): Promise<void> {
+    if (!msgKeys.length) return;
+    const k = this.k;
+    const figs = await this.call('forgetting outbox msgs', this.lua.forget, [k.meta, k.z, k.w, k.e, k.i, k.s, k.a, k.sa, k.mh, k.mj], msgKeys, (v) => figuresOf(v, 2, 'the forget script'));
+    this.figs = { entries: figs[0]!, bytes: figs[1]! };
+  }
+
+  /** As of this instance's last call (the fleet's figures: Redis counts them). */
+  figures(): StoreFigures {
+    return { entries: this.figs.entries, bytes: this.figs.bytes, storedBytes: this.figs.bytes };
+  }
+
+  /** Stops taking part in the lease (released, so another instance takes over at once). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stop.abort(new GatewayError('SHARED_STATE', 'the outbox store was closed'));
+    await this.acquiring;
+    await this.lease.close();
+  }
+
+  /** Takes part in the lease until this store is closed (again after a lost lease). */
+  private compete(): void {
+    if (this.closed || this.acquiring) return;
+    this.acquiring = this.lease.acquire(this.feed, this.stop.signal).then(
+      () => {
+        this.acquiring = undefined;
+      },
+      () => {
+        this.acquiring = undefined;
+        if (!this.closed) setTimeout(() => this.compete(), Math.max(50, (this.opts.leaseMs ?? 10_000) / 4)).unref();
+      },
+    );
+  }
+
+  /** A write of a send: with this instance's lease and fence ('' when not held: refused). */
+  private async fenced(what: string, lua: Script, keys: string[], args: string[]): Promise<void> {
+    const fence = this.lease.fence(this.feed);
+    const owner = fence === undefined ? '' : `${this.lease.instanceId}:${fence}`;
+    const figs = await this.call(what, lua, keys, [owner, ...args], (v) => figuresOf(v, 2, 'the outbox script'));
+    this.figs = { entries: figs[0]!, bytes: figs[1]! };
+  }
+
+  /** Values of a hash's fields, in pages within the bound (a value over it read in slices). */
+  private async values(hash: string, fields: string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    let rest = fields;
+    while (rest.length) {
+      const chunk = rest.slice(0, 1000);
+      const got = await this.call('reading the outbox', this.lua.values, [hash], [this.pageBytes, ...chunk], (v) => pairs(v, 'the values script'), false);
+      for (const [i, [len, value]] of got.entries()) {
+        if (len < 0) continue;
+        out.set(chunk[i]!, len > this.pageBytes ? await this.slices(hash, chunk[i]!, len) : value);
+      }
+      rest = rest.slice(Math.max(1, got.length));
+    }
+    return out;
+  }
+
+  /** One value over the page bound, read a page at a time (bytes, decoded once whole). */
+  private async slices(hash: string, field: string, len: number): Promise<string> {
+    const parts: Buffer[] = [];
+    for (let from = 0; from < len; from += this.pageBytes) {
+      const part = await this.conn.run('reading the outbox', async (r) => {
+        const v = (await r.callBuffer('EVAL', SLICE, 1, hash, field, from, this.pageBytes)) as unknown;
+        if (!Array.isArray(v) || typeof v[0] !== 'number' || !Buffer.isBuffer(v[1])) throw new GatewayError('SHARED_STATE', 'the outbox slice read gave a reply of the wrong type');
+        return v[1] as Buffer;
+      }, { timeoutMs: this.opts.timeoutMs });
+      parts.push(part);
+    }
+    return Buffer.concat(parts).toString('utf8');
+  }
+
+  private check(): void {
+    if (this.closed) throw new GatewayError('SHARED_STATE', `the outbox store "${this.name}" is closed`);
+  }
+
+  /** One script, acknowledged when it wrote (`ack`); its errors as the outbox's. */
+  private async call<T>(what: string, lua: Script, keys: string[], args: (string | number)[], parse: (v: unknown) => T, ack = true): Promise<T> {
+    this.check();
+    try {
+      const out = await this.conn.run(what, async (r) => parse(await lua(r, keys, args)), { timeoutMs: this.opts.timeoutMs });
+      if (ack) await this.conn.acknowledged(what, keys[1] ?? keys[0]!, this.opts.timeoutMs);
+      return out;
+    } catch (err) {
+      throw outboxError(err, what, this.name);
+    }
+  }
+}
+
+/** A script's refusal as the outbox's error (FULL, FENCED, STALE); anything else SHARED_STATE. */
+function outboxError(err: unknown, what: string, name: string): GatewayError {
+  const m = err instanceof Error ? err.message : String(err);
+  if (m.startsWith('FULL ')) return new GatewayError('OUTBOX_FULL', `the outbox "${name}" is full (${m.slice(5)}, fleet-wide); nothing of this msg was kept`);
+  if (m.startsWith('FENCED ')) return new SharedStateError(`the outbox "${name}": ${m.slice(7)} (another instance drains it)`, 'fenced');
+  if (m.startsWith('STALE ')) return new SharedStateError(`the outbox "${name}": ${m.slice(6)} (another instance changed it)`, 'stale');
+  if (err instanceof GatewayError) return err;
+  return new GatewayError('SHARED_STATE', `the outbox "${name}": Redis refused ${what} (${m.split('\n')[0]!.slice(0, 200)})`, { cause: err });
+}
+
+/** The accept script's arguments after the bounds, and the bytes the msg takes. */
+function encode(msg: AcceptedMsg, entries: OutboxEntry[]): Encoded {
+  const json = JSON.stringify(msg.json);
+  const parts: string[] = [];
+  let bytes = Buffer.byteLength(json) + msg.key.length + 96;
+  for (const e of entries) {
+    const head = JSON.stringify({ p: e.priority, k: e.kind, at: e.acceptedAt, x: e.expiresAt });
+    const item = JSON.stringify(e.item ?? null);
+    parts.push(head, item, String(e.priority));
+    bytes += Buffer.byteLength(head) + Buffer.byteLength(item) + e.id.length * 5 + 48;
+  }
+  const mhead = JSON.stringify({ n: entries.length, b: bytes, m: msg.msgId, at: msg.acceptedAt });
+  return { msg, entries, args: [mhead, json, ...parts], bytes };
+}
