@@ -13,7 +13,8 @@
 import { EventEmitter } from 'node:events';
 import { ApiClient, type ApiResponse, type AuthProvider, type GroupLimit, type TlsOptions } from '../transport/http';
 import { GatewayError } from '../common/errors';
-import type { AccountKey, FeedLease, MarkStore, RateBudget, SharedState, TokenSource } from './types';
+import type { AccountKey, FeedLease, MarkStore, OutboxBounds, RateBudget, SharedState, TokenSource } from './types';
+import type { OutboxStore } from '../outbox/types';
 import { MemoryRateBudget } from './memory/rate-budget';
 import { AuthTokenSource, TokenSourceAuth } from './memory/token-source';
 import { MemoryFeedLease, MemoryMarkStore } from './memory/feed';
@@ -79,6 +80,8 @@ export interface Account {
   readonly watch: AccountWatch;
   /** The account's figures now (nodes.md, "Seeing an account at work"); builds nothing. */
   figures(): Promise<AccountFigures>;
+  /** The account's outbox `name` in its shared state (Redis), or undefined: a file store then (issue 45). */
+  sharedOutboxStore(name: string, bounds?: OutboxBounds): OutboxStore | undefined;
   /** Frees the client and the gates; the account can be built again after. */
   close(): Promise<void>;
 }
@@ -219,6 +222,11 @@ class LazyAccount implements Account {
     const ts = [...this.sources.values()];
     this.sources.clear();
     await Promise.allSettled([c?.close(), b && b !== l ? b.close() : undefined, l?.close(), ...ts.map((t) => t.close())]);
+  }
+
+  /** The account's outbox `name` in its shared state (Redis), or undefined: the caller keeps it in a file store (issue 45). */
+  sharedOutboxStore(name: string, bounds?: OutboxBounds): OutboxStore | undefined {
+    return this.sharedState()?.outboxStore?.(this.key, name, bounds);
   }
 
   /** The shared-state backend, asked once (undefined: everything is in-process). */

@@ -5,9 +5,8 @@
  * closes it (a redeploy closes and reopens it: the entries stay in the store). A node that
  * comes while the previous engine of its name closes waits for that close.
  *
- * The store: `outboxStoreFor(account, name, userDir)` (a file store in
- * `<userDir>/iotgw-outbox/<name>/`; the one place where an account with an `iotgw-redis`
- * would get a Redis store instead).
+ * The store: `outboxStoreFor(account, name, userDir, bounds)` (Redis when the account names
+ * an `iotgw-redis`, else a file store in `<userDir>/iotgw-outbox/<name>/`).
  */
 import * as path from 'node:path';
 import type { Node } from 'node-red';
@@ -61,13 +60,13 @@ export function folderOf(name: string): string {
 }
 
 /**
- * Where an outbox keeps its entries. An account with an `iotgw-redis` keeps its shared state
- * in Redis; its outbox goes there too once a Redis store exists (the choice is made here,
- * alone). Until then every outbox is a file store in the user directory.
+ * Where an outbox keeps its entries: with an `iotgw-redis` on the account, in Redis (one
+ * outbox for the fleet, RedisOutboxStore); else a file store in
+ * `<userDir>/iotgw-outbox/<name>/`. The choice is made here alone.
  */
-export function outboxStoreFor(account: GatewayNode | undefined, name: string, userDir: string, maxBytes: number): OutboxStore {
-  void account;
-  return new FileOutboxStore(path.join(userDir, OUTBOX_DIR, folderOf(name)), { limitBytes: maxBytes });
+export function outboxStoreFor(account: GatewayNode | undefined, name: string, userDir: string, bounds: { maxEntries: number; maxBytes: number }): OutboxStore {
+  const shared = account?.account?.sharedOutboxStore?.(name, bounds);
+  return shared ?? new FileOutboxStore(path.join(userDir, OUTBOX_DIR, folderOf(name)), { limitBytes: bounds.maxBytes });
 }
 
 /** The account of the newest node on the outbox that has one. */
@@ -86,7 +85,7 @@ function open(settings: OutboxSettings, first: User, userDir: string, wait: Prom
   const gw = first.gw();
   const outbox = new Outbox({
     name: settings.name,
-    store: outboxStoreFor(gw, settings.name, userDir, settings.maxBytes),
+    store: outboxStoreFor(gw, settings.name, userDir, settings),
     sender: new GatewaySender({ context, signal: abort.signal, onAuth: (p) => shared.users.forEach((u) => u.onAuth(p)) }),
     reconciler: new GatewayReconciler({ context, signal: abort.signal }),
     ttlSeconds: settings.ttlSeconds,
