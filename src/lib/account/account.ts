@@ -204,6 +204,7 @@ class LazyAccount implements Account {
       groups: await this.groupFigures(),
       token: this.tokenFigures(),
       feeds: this.watch.feedFigures(),
+      outboxes: this.watch.outboxFigures(),
       lastError: this.watch.lastError(),
     };
   }

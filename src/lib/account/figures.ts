@@ -40,6 +40,38 @@ export interface FeedFigures {
   emittedLastMinute: number;
 }
 
+/**
+ * One outbox of the account in this runtime (issue 45). `state`: `idle` (nothing waits),
+ * `draining` (entries go out as the limits allow), `waiting for the link` (the last send
+ * failed: network, timeout, 5xx or 429; retried with back-off), `reconciling` (a send's
+ * outcome is unknown: the gateway's records are read before anything is sent again),
+ * `unauthorized` (401/403: waiting until the account is fixed and deployed).
+ */
+export interface OutboxFigures {
+  /** The outbox name (`outboxName`, else the node's id). */
+  name: string;
+  /** The name (else the id) of the node that opened it. */
+  node: string;
+  /** Entries not ended (waiting or sending). */
+  waiting: number;
+  /** What its live msgs take in the store. */
+  bytes: number;
+  /** Age of the oldest entry not ended, in whole seconds; null when none waits. */
+  oldestSeconds: number | null;
+  /** Entries that ended with the gateway's answer (accepted, rejected or refused) in the last hour. */
+  sentLastHour: number;
+  /** Entries that ended EXPIRED in the last hour. */
+  expiredLastHour: number;
+  state: OutboxStateName;
+}
+
+export type OutboxStateName = 'idle' | 'draining' | 'waiting for the link' | 'reconciling' | 'unauthorized';
+
+/** What an outbox tells the accounts it serves: read only when someone asks. */
+export interface OutboxReporter {
+  figures(now: number): OutboxFigures;
+}
+
 export interface AccountFigures {
   /** The config node's label (its name, else the account's host label). */
   account: string;
@@ -49,6 +81,8 @@ export interface AccountFigures {
   groups: Record<string, GroupFigures>;
   token: { state: TokenState; expiresInSeconds: number | null };
   feeds: FeedFigures[];
+  /** One per outbox of the account in this runtime, by name. */
+  outboxes: OutboxFigures[];
   lastError: { code: string; message: string; at: string } | null;
 }
 
@@ -69,6 +103,7 @@ export class AccountWatch {
   private readonly throttles = new Map<string, number[]>();
   private last: { code: string; message: string; at: number } | undefined;
   readonly feeds = new Set<FeedReporter>();
+  readonly outboxes = new Set<OutboxReporter>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -106,6 +141,11 @@ export class AccountWatch {
   feedFigures(): FeedFigures[] {
     const now = this.now();
     return [...this.feeds].map((f) => f.figures(now));
+  }
+
+  outboxFigures(): OutboxFigures[] {
+    const now = this.now();
+    return [...this.outboxes].map((o) => o.figures(now)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 }
 

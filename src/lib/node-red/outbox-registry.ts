@@ -16,6 +16,7 @@ import { GatewaySender, type SenderContext } from '../outbox/gateway-sender';
 import { GatewayReconciler } from '../outbox/gateway-adapter';
 import type { MsgOutcome, OutboxState, OutboxStore, WhenFull } from '../outbox/types';
 import type { GatewayNode } from './config-nodes';
+import type { AccountWatch, OutboxFigures, OutboxReporter, OutboxStateName } from '../account/figures';
 
 export const OUTBOX_DIR = 'iotgw-outbox';
 
@@ -47,6 +48,10 @@ export interface SharedOutbox {
   opened: Promise<void>;
   users: User[];
   abort: AbortController;
+  /** What `iotgw-account-status` and the sidebar show of it (in its users' accounts' watches). */
+  reporter: OutboxReporter;
+  /** The last 401/403 while sending (undefined: none, or fixed). */
+  authProblem?: string;
 }
 type User = OutboxUser;
 
@@ -78,6 +83,60 @@ function contextOf(shared: SharedOutbox): SenderContext | undefined {
   return undefined;
 }
 
+const MINUTE = 60_000;
+
+/** Counts per minute for the last hour (60 buckets): what ended how, read when someone asks. */
+export class HourCounter {
+  private readonly counts = new Map<number, number>();
+
+  add(at: number, n = 1): void {
+    const m = Math.floor(at / MINUTE);
+    this.counts.set(m, (this.counts.get(m) ?? 0) + n);
+    if (this.counts.size > 61) this.prune(at);
+  }
+
+  total(now: number): number {
+    this.prune(now);
+    let n = 0;
+    for (const c of this.counts.values()) n += c;
+    return n;
+  }
+
+  private prune(now: number): void {
+    const first = Math.floor(now / MINUTE) - 59;
+    for (const m of this.counts.keys()) if (m < first) this.counts.delete(m);
+  }
+}
+
+/** The state an account shows of an outbox, from the engine's state and the sender's 401/403. */
+export function outboxStateName(s: OutboxState, authProblem: string | undefined): OutboxStateName {
+  if (authProblem && s.waiting > 0) return 'unauthorized';
+  if (s.phase === 'reconciling' || s.unknown > 0) return 'reconciling';
+  if (s.waiting === 0) return 'idle';
+  return s.problem || s.phase === 'backoff' ? 'waiting for the link' : 'draining';
+}
+
+function reporterOf(shared: SharedOutbox, counted: { sent: HourCounter; expired: HourCounter }): OutboxReporter {
+  return {
+    figures(now: number): OutboxFigures {
+      const s = shared.outbox.state();
+      const first = shared.users[0]?.node;
+      return {
+        name: shared.name,
+        node: (first?.name || first?.id || '').slice(0, 200),
+        waiting: s.waiting,
+        bytes: s.bytes,
+        oldestSeconds: s.oldestAt === undefined ? null : Math.max(0, Math.floor((now - s.oldestAt) / 1000)),
+        sentLastHour: counted.sent.total(now),
+        expiredLastHour: counted.expired.total(now),
+        state: outboxStateName(s, shared.authProblem),
+      };
+    },
+  };
+}
+
+const watchOf = (u: User): AccountWatch | undefined => u.gw()?.account?.watch;
+
 function open(settings: OutboxSettings, first: User, userDir: string, wait: Promise<void> | undefined): SharedOutbox {
   const abort = new AbortController();
   const shared = { name: settings.name, users: [first], abort } as unknown as SharedOutbox;
@@ -86,7 +145,14 @@ function open(settings: OutboxSettings, first: User, userDir: string, wait: Prom
   const outbox = new Outbox({
     name: settings.name,
     store: outboxStoreFor(gw, settings.name, userDir, settings),
-    sender: new GatewaySender({ context, signal: abort.signal, onAuth: (p) => shared.users.forEach((u) => u.onAuth(p)) }),
+    sender: new GatewaySender({
+      context,
+      signal: abort.signal,
+      onAuth: (p) => {
+        shared.authProblem = p;
+        shared.users.forEach((u) => u.onAuth(p));
+      },
+    }),
     reconciler: new GatewayReconciler({ context, signal: abort.signal }),
     ttlSeconds: settings.ttlSeconds,
     maxEntries: settings.maxEntries,
@@ -95,6 +161,15 @@ function open(settings: OutboxSettings, first: User, userDir: string, wait: Prom
     batchMax: Math.max(1, Math.min(100, gw?.settings?.maxBatchSize ?? 100)),
   });
   shared.outbox = outbox;
+  const counted = { sent: new HourCounter(), expired: new HourCounter() };
+  shared.reporter = reporterOf(shared, counted);
+  outbox.on('outcome', (o) => {
+    for (const e of o.entries) {
+      const r = e.outcome.result;
+      if (r === 'EXPIRED') counted.expired.add(e.outcome.at);
+      else if (r !== 'OUTBOX_FULL') counted.sent.add(e.outcome.at);
+    }
+  });
   outbox.on('outcome', (o) => {
     const owner = shared.users.find((u) => u.owns(o.key));
     const user = owner ?? shared.users[shared.users.length - 1];
@@ -115,10 +190,12 @@ export function acquireOutbox(settings: OutboxSettings, user: User, userDir: str
   const have = engines.get(settings.name);
   if (have) {
     have.users.push(user);
+    watchOf(user)?.outboxes.add(have.reporter);
     return { shared: have, first: false };
   }
   const shared = open(settings, user, userDir, closing.get(settings.name));
   engines.set(settings.name, shared);
+  watchOf(user)?.outboxes.add(shared.reporter);
   return { shared, first: true };
 }
 
@@ -126,6 +203,8 @@ export function acquireOutbox(settings: OutboxSettings, user: User, userDir: str
 export async function releaseOutbox(shared: SharedOutbox, user: User): Promise<{ last: boolean }> {
   const i = shared.users.indexOf(user);
   if (i >= 0) shared.users.splice(i, 1);
+  const watch = watchOf(user);
+  if (watch && !shared.users.some((u) => watchOf(u) === watch)) watch.outboxes.delete(shared.reporter);
   if (shared.users.length) return { last: false };
   if (engines.get(shared.name) === shared) engines.delete(shared.name);
   const done = (async () => {
