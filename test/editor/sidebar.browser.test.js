@@ -21,7 +21,9 @@ const { startSimulator } = require('../../dist/simulator');
 const SHOTS = process.env.IOTGW_SCREENSHOTS === '1';
 const chromium = chromiumPath();
 
-/** Two accounts (a gateway paced at 3 calls / 4 s, an app) and a burst of 8 SEND calls behind an inject. */
+const OUTBOX = '<img src=x onerror="window.__xss=1">pumps';
+
+/** Two accounts (a gateway paced at 3 calls / 4 s, an app) a burst of 8 SEND calls behind an inject, and a send through an outbox. */
 function flows(simUrl) {
   return [
     { id: 'sbtab', type: 'tab', label: 'sidebar' },
@@ -40,6 +42,9 @@ function flows(simUrl) {
       wires: [['sbmode']],
     },
     { id: 'sbmode', z: 'sbtab', type: 'iotgw-terminal-mode', gateway: 'sbgw', mode: 0, wakeupInterval: 0, family: 'any', lingerMs: 0, x: 420, y: 60, wires: [[], []] },
+    // An outbox whose name is foreign markup: shown as text, never as HTML.
+    { id: 'sbcmd', z: 'sbtab', type: 'inject', name: 'command', props: [{ p: 'payload' }], repeat: '', once: false, topic: '', payload: '{"DestinationID":"01000001SKYA001","RawPayload":"gAE="}', payloadType: 'json', x: 100, y: 180, wires: [['sbsend']] },
+    { id: 'sbsend', z: 'sbtab', type: 'iotgw-send-message', gateway: 'sbgw', outbox: 'on', outboxName: OUTBOX, x: 420, y: 180, wires: [[], []] },
     { id: 'sbstatus', z: 'sbtab', type: 'iotgw-account-status', account: 'sbapp', intervalSeconds: 0, x: 420, y: 120, wires: [[]] },
   ];
 }
@@ -136,6 +141,19 @@ if (!chromium) {
         }
         const text = await page.evaluate(() => $('#red-ui-sidebar .iotgw-sb').text());
         for (const secret of ['demo-secret', 'app-demo-token']) assert.ok(!text.includes(secret), `${secret} shown in the tab`);
+        assert.deepEqual(page.errors, []);
+      });
+
+      it('shows an outbox row: its name as text, what waits while the link is refused, and its state', async function () {
+        const base = nr.url.replace(/\/$/, '');
+        const refuse = await fetch(`${nr.simUrl}/_sim/link`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ state: 'refused', forMs: 60000 }) });
+        assert.equal(refuse.status, 200, 'the simulator refuses the link');
+        await new Promise((r) => setTimeout(r, 500)); // the refused window starts 50 ms after the reply
+        assert.equal((await fetch(`${base}/inject/sbcmd`, { method: 'POST' })).status, 200);
+        await page.waitForFunction(() => $('#red-ui-sidebar .iotgw-sb-outbox:visible[data-waiting="1"][data-state="waiting for the link"]').length === 1, null, { timeout: WAIT_MS });
+        const row = await page.evaluate(() => $('#red-ui-sidebar .iotgw-sb-outbox:visible').text());
+        assert.match(row, /^outbox <img src=x onerror="window\.__xss=1">pumps · 1 waiting · oldest \d+ s · waiting for the link$/);
+        assert.equal(await page.evaluate(() => $('#red-ui-sidebar .iotgw-sb img').length + (window.__xss ? 1 : 0)), 0, 'no markup from a name');
         assert.deepEqual(page.errors, []);
       });
     });
