@@ -8,6 +8,7 @@ const assert = require('node:assert/strict');
 const { AccountWatch } = require('../../../dist/lib/account/figures');
 const { SlidingWindowLimiter } = require('../../../dist/lib/transport/limiter');
 const { GatewayError } = require('../../../dist/lib/common/errors');
+const { HourCounter, outboxStateName } = require('../../../dist/lib/node-red/outbox-registry');
 
 describe('account figures', function () {
   it('counts throttled replies per group for the last hour only', function () {
@@ -73,5 +74,21 @@ describe('account figures', function () {
     assert.equal(lim.inFlightCalls, 1, 'a release counts once');
     b();
     assert.equal(lim.inFlightCalls, 0);
+  });
+  it("an outbox's counts are for the last hour only; its state follows the engine's and the sender's 401/403", function () {
+    const c = new HourCounter();
+    const t0 = 10 * 3_600_000;
+    c.add(t0);
+    c.add(t0 + 30 * 60_000, 2);
+    assert.equal(c.total(t0 + 45 * 60_000), 3);
+    assert.equal(c.total(t0 + 61 * 60_000), 2, 'the first left the hour');
+    assert.equal(c.total(t0 + 2 * 3_600_000), 0);
+    const s = (over) => ({ outbox: 'o', waiting: 2, unknown: 0, bytes: 10, phase: 'sending', ...over });
+    assert.equal(outboxStateName(s({ waiting: 0, phase: 'idle' }), undefined), 'idle');
+    assert.equal(outboxStateName(s(), undefined), 'draining');
+    assert.equal(outboxStateName(s({ phase: 'backoff', problem: 'network: ECONNREFUSED' }), undefined), 'waiting for the link');
+    assert.equal(outboxStateName(s({ phase: 'reconciling', unknown: 1 }), undefined), 'reconciling');
+    assert.equal(outboxStateName(s({ phase: 'backoff', problem: '401' }), 'UNAUTHORIZED'), 'unauthorized');
+    assert.equal(outboxStateName(s({ waiting: 0, phase: 'idle' }), 'UNAUTHORIZED'), 'idle', 'nothing waits: nothing held up');
   });
 });
