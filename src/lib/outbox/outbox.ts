@@ -69,7 +69,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
     }
     this.opened = true;
     const done: string[] = [];
-    for (const [key, first] of this.table.byKey) if (this.table.open[first] === 0) done.push(key);
+    for (const first of this.table.byKey.slots().sort((a, b) => a - b)) if (this.table.open.get(first) === 0) done.push(this.table.keyOf(first));
     for (const key of done) this.track(this.emitOutcome(key));
     this.scheduleExpiry(this.queue.nextExpiry());
     this.changed();
@@ -100,7 +100,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
       const slot = first + i;
       const phase = e.state.phase === 'waiting' ? WAITING : e.state.phase === 'sending' ? OUT : ENDED;
       if (phase !== WAITING || e.attempts > 0 || e.sentAt !== undefined) this.table.record(slot, e, phase);
-      if (phase === ENDED) this.table.open[first]--;
+      if (phase === ENDED) this.table.open.set(first, this.table.open.get(first) - 1);
       else this.live.entries++;
       if (phase === WAITING) this.queue.insert(slot);
       else if (e.state.phase === 'sending') this.drain.addUnknown(e.state.attempt, [e]);
@@ -187,13 +187,15 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
     const t = this.table;
     for (const { entry, outcome } of ends) {
       const slot = t.slotOf(entry.id);
-      if (entry.state.phase === 'ended' || slot < 0 || t.phase[slot] === ENDED) continue;
+      if (entry.state.phase === 'ended' || slot < 0 || t.phase.get(slot) === ENDED) continue;
       if (entry.state.phase === 'sending' && outcome.result !== 'EXPIRED' && outcome.result !== 'OUTBOX_FULL') entry.sentAt = entry.state.attempt.startedAt;
       entry.state = { phase: 'ended', outcome };
       t.record(slot, entry, ENDED);
       this.live.entries--;
       const first = t.firstOf(slot);
-      if (--t.open[first] === 0) done.push(this.track(this.emitOutcome(entry.msgKey)));
+      const left = t.open.get(first) - 1;
+      t.open.set(first, left);
+      if (left === 0) done.push(this.track(this.emitOutcome(entry.msgKey)));
     }
     this.changed();
     return done;
@@ -203,7 +205,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
   requeue(entries: OutboxEntry[]): void {
     for (const e of entries) {
       const slot = this.table.slotOf(e.id);
-      if (slot < 0 || this.table.phase[slot] !== OUT) continue;
+      if (slot < 0 || this.table.phase.get(slot) !== OUT) continue;
       e.state = { phase: 'waiting' };
       this.table.record(slot, e, WAITING);
       this.queue.insert(slot);
@@ -213,19 +215,19 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
   /** The next entry in sending order: its kind and expiry (not taken). */
   head(): { kind: OutboxEntry['kind']; expiresAt: number } | undefined {
     const s = this.queue.peek();
-    return s < 0 ? undefined : { kind: this.table.kindOf(s), expiresAt: this.table.expiresAt[s] };
+    return s < 0 ? undefined : { kind: this.table.kindOf(s), expiresAt: this.table.expiresAt.get(s) };
   }
 
   /** Takes the next run (see SendQueue.takeRun) out of the queue, as entry objects. */
   takeRun(max: number, fits: (kind: OutboxEntry['kind'], expiresAt: number) => boolean): OutboxEntry[] {
     const t = this.table;
-    return this.out(this.queue.takeRun(max, (s) => fits(t.kindOf(s), t.expiresAt[s])));
+    return this.out(this.queue.takeRun(max, (s) => fits(t.kindOf(s), t.expiresAt.get(s))));
   }
 
   /** Slots taken out of the queue, as entry objects. */
   private out(slots: number[]): OutboxEntry[] {
     return slots.map((s) => {
-      this.table.phase[s] = OUT;
+      this.table.phase.set(s, OUT);
       return this.table.entry(s);
     });
   }
@@ -294,9 +296,9 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
       victims.push(v);
       freeEntries++;
       const first = t.firstOf(v);
-      const left = (open.get(first) ?? t.open[first]) - 1;
+      const left = (open.get(first) ?? t.open.get(first)) - 1;
       open.set(first, left);
-      if (left === 0) freeBytes += t.bytes[first];
+      if (left === 0) freeBytes += t.bytes.get(first);
     }
     return this.out(victims);
   }
@@ -310,12 +312,12 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
   private async emitOutcome(key: string): Promise<void> {
     const t = this.table;
     const first = t.byKey.get(key);
-    if (first === undefined || t.emitted[first]) return;
-    t.emitted[first] = 1;
-    const msgId = t.msgIds[first] as string;
-    const acceptedAt = t.acceptedAt[first];
-    const bytes = t.bytes[first];
-    const entries = Array.from({ length: t.count[first] }, (_, i) => t.entry(first + i));
+    if (first === undefined || t.emitted.get(first)) return;
+    t.emitted.set(first, 1);
+    const msgId = t.msgIds.get(first) as string;
+    const acceptedAt = t.acceptedAt.get(first);
+    const bytes = t.bytes.get(first);
+    const entries = Array.from({ length: t.count.get(first) }, (_, i) => t.entry(first + i));
     // Read at once, emitted in the order the msgs ended (reads may finish in any order).
     const before = this.lastEmitted;
     const read = Promise.all([this.store.msgJson(key).catch(() => undefined), this.store.load(entries.map((e) => e.id)).catch(() => new Map<string, JsonValue>())]);
@@ -375,7 +377,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
     if (this.closed) return true;
     const now = this.now();
     const x = this.table.expiresAt;
-    const gone = this.out(this.queue.removeWhere((s) => x[s] <= now));
+    const gone = this.out(this.queue.removeWhere((s) => x.get(s) <= now));
     this.scheduleExpiry(this.queue.nextExpiry());
     if (!gone.length) return true;
     try {

@@ -39,11 +39,11 @@ class Fifo {
   insert(s: number): void {
     const seq = this.t.seq;
     const n = this.items.length;
-    if (this.head === n || seq[this.items[n - 1]] < seq[s]) {
+    if (this.head === n || seq.get(this.items[n - 1]) < seq.get(s)) {
       this.items.push(s);
       return;
     }
-    if (this.head > 0 && seq[s] < seq[this.items[this.head]]) {
+    if (this.head > 0 && seq.get(s) < seq.get(this.items[this.head])) {
       this.items[--this.head] = s;
       return;
     }
@@ -51,7 +51,7 @@ class Fifo {
     let hi = n;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (seq[this.items[mid]] < seq[s]) lo = mid + 1;
+      if (seq.get(this.items[mid]) < seq.get(s)) lo = mid + 1;
       else hi = mid;
     }
     this.items.splice(lo, 0, s);
@@ -90,7 +90,7 @@ export class SendQueue {
   }
 
   insert(slot: number): void {
-    this.fifos[this.t.priority[slot]].insert(slot);
+    this.fifos[this.t.priority.get(slot)].insert(slot);
   }
 
   /** The next slot in sending order (not taken), or -1. */
@@ -124,7 +124,7 @@ export class SendQueue {
     let best: Fifo | undefined;
     for (const f of this.fifos) {
       const s = f.front();
-      if (s >= 0 && (!best || this.t.seq[s] < this.t.seq[best.front()])) best = f;
+      if (s >= 0 && (!best || this.t.seq.get(s) < this.t.seq.get(best.front()))) best = f;
     }
     return best ? best.shift() : -1;
   }
@@ -135,7 +135,7 @@ export class SendQueue {
     for (const f of this.fifos) {
       const s = f.front();
       if (s < 0) continue;
-      const a = this.t.acceptedAt[this.t.firstOf(s)];
+      const a = this.t.acceptedAt.get(this.t.firstOf(s));
       if (at === undefined || a < at) at = a;
     }
     return at;
@@ -152,7 +152,7 @@ export class SendQueue {
   nextExpiry(): number {
     let at = Infinity;
     const x = this.t.expiresAt;
-    for (const f of this.fifos) for (let i = f.head; i < f.items.length; i++) if (x[f.items[i]] < at) at = x[f.items[i]];
+    for (const f of this.fifos) for (let i = f.head; i < f.items.length; i++) if (x.get(f.items[i]) < at) at = x.get(f.items[i]);
     return at;
   }
 
