@@ -20,7 +20,7 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { GatewayError } from '../common/errors';
 import { frame, frameBody, HEADER, LogScanner } from './log';
-import { entryId, keyOf, LogState, type LogRecord } from './log-state';
+import { ACCEPT_HEAD, entryId, headOf, keyOf, LogState, type LogRecord } from './log-state';
 import type { AcceptedMsg, EntryOutcome, JsonObject, JsonValue, OpenedStore, OutboxEntry, OutboxStore, SendAttempt, StoredMsg, StoreFigures } from './types';
 
 /** What the store needs of node:fs/promises (tests inject failures here). */
@@ -99,7 +99,7 @@ export class FileOutboxStore implements OutboxStore {
       const lost = await this.read();
       for (const n of names) if (n.endsWith('.tmp') || (LOG.test(n) && n !== `log.${this.generation}`)) await this.fs.unlink(path.join(this.dir, n)).catch(() => undefined);
       if (lost.torn || lost.corrupt) await this.compact();
-      this.state.finishEach(onMsg);
+      await this.heads(onMsg);
       return { nextSeq: this.state.nextSeq, lost };
     } catch (err) {
       await this.fh?.close().catch(() => undefined);
@@ -112,7 +112,7 @@ export class FileOutboxStore implements OutboxStore {
   sizeOf(msg: AcceptedMsg, entries: OutboxEntry[]): number {
     const rest = acceptRest(msg, entries);
     this.sized = { msg, entries, rest };
-    return HEADER + Buffer.byteLength(rest) + ACCEPT_HEAD.length + String(this.state.nextSeq).length + 1;
+    return HEADER + Buffer.byteLength(rest) + ACCEPT_HEAD.length + String(this.state.nextSeq).length + `,"n":${entries.length},`.length;
   }
 
   async accept(msg: AcceptedMsg, entries: OutboxEntry[]): Promise<number> {
@@ -120,7 +120,7 @@ export class FileOutboxStore implements OutboxStore {
     // Serialised once: sizeOf's text, the seq put in front of it now.
     const rest = this.sized && this.sized.msg === msg && this.sized.entries === entries ? this.sized.rest : acceptRest(msg, entries);
     this.sized = undefined;
-    const buf = frameBody(Buffer.from(`${ACCEPT_HEAD}${seq},${rest}`, 'utf8'));
+    const buf = frameBody(Buffer.from(`${ACCEPT_HEAD}${seq},"n":${entries.length},${rest}`, 'utf8'));
     const rec: LogRecord = { t: 'a', k: msg.key, m: msg.msgId, at: msg.acceptedAt, j: {}, s: seq, e: entries.map(() => NO_ENTRY) };
     // Seqs are taken now (calls are applied in call order), so overlapping accepts differ.
     this.state.nextSeq = seq + entries.length;
@@ -179,29 +179,43 @@ export class FileOutboxStore implements OutboxStore {
 
   /** Reads the log from the start, chunk by chunk, into a fresh state. */
   private async read(): Promise<OpenedStore['lost']> {
-    const fh = this.fh as fsp.FileHandle;
     this.state = new LogState();
-    this.state.startReplay();
-    const scanner = new LogScanner((off, size, body) => {
-      let rec: LogRecord;
-      try {
-        rec = JSON.parse(body.toString('utf8')) as LogRecord;
-      } catch {
-        return; // a checksum that matches garbage: as good as impossible, skipped
-      }
-      this.state.apply(rec, off, size);
+    const scanner = await this.scan((off, size, body) => {
+      const head = headOf(body);
+      if (head) return this.state.accepted(head.k, head.s, head.n, off, size);
+      const rec = parse(body);
+      if (rec) this.state.apply(rec, off, size);
     });
+    return { torn: scanner.torn, corrupt: scanner.corrupt };
+  }
+
+  /** The second read at open: each live msg's accept record, handed out as it is read. */
+  private async heads(onMsg: (msg: StoredMsg, entries: OutboxEntry[]) => void): Promise<void> {
+    await this.scan((off, size, body) => {
+      const head = headOf(body);
+      if (head ? !this.state.isLive(head.k, off) : body[2] !== 0x74 || body[6] !== 0x61) return; // {"t":"a"
+      const rec = parse(body);
+      if (rec?.t !== 'a' || !this.state.isLive(rec.k, off)) return;
+      const { msg, entries } = this.state.headsOf(rec);
+      onMsg(msg, entries);
+    });
+  }
+
+  /** Reads the log from the start, chunk by chunk (one buffer: the scanner copies what it keeps). */
+  private async scan(onRecord: (off: number, size: number, body: Buffer) => void): Promise<LogScanner> {
+    const fh = this.fh as fsp.FileHandle;
+    const scanner = new LogScanner(onRecord);
     let pos = 0;
     const chunk = Buffer.allocUnsafe(READ_CHUNK);
     for (;;) {
       const { bytesRead } = await fh.read(chunk, 0, READ_CHUNK, pos);
       if (bytesRead === 0) break;
-      scanner.push(Buffer.from(chunk.subarray(0, bytesRead)));
+      scanner.push(chunk.subarray(0, bytesRead));
       pos += bytesRead;
     }
     scanner.end();
     this.size = pos;
-    return { torn: scanner.torn, corrupt: scanner.corrupt };
+    return scanner;
   }
 
   /** The accept records of these msgs (those still live), read from the log. */
@@ -365,9 +379,16 @@ export class FileOutboxStore implements OutboxStore {
   }
 }
 
-/** An accept record's body is `{"t":"a","s":<seq>,` then this text (its other fields). */
-const ACCEPT_HEAD = '{"t":"a","s":';
-const NO_ENTRY = { k: 'message', i: null, p: 0, x: 0 } as const;
+/** A record's body, or undefined (a checksum that matches garbage: as good as impossible, skipped). */
+function parse(body: Buffer): LogRecord | undefined {
+  try {
+    return JSON.parse(body.toString('utf8')) as LogRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+/** An accept record's body is ACCEPT_HEAD, its seq, `,"n":<entries>,` then this text (`"k":` first). */const NO_ENTRY = { k: 'message', i: null, p: 0, x: 0 } as const;
 
 function acceptRest(msg: AcceptedMsg, entries: OutboxEntry[]): string {
   const rec = { k: msg.key, m: msg.msgId, at: msg.acceptedAt, j: msg.json, e: entries.map((e) => ({ k: e.kind, i: e.item ?? null, p: e.priority, x: e.expiresAt })) };

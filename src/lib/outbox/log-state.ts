@@ -10,14 +10,13 @@
  *   outcome was emitted), `x` the marks as a compaction writes them.
  * Memory (issue 45: 100,000 waiting within 30 MB): per live msg its key (bytes in a
  * KeyIndex, strings.ts) and its place in the log in typed-array columns; payloads stay
- * on disk. Per entry only when it is no longer "waiting, never tried" (a mark). While a log
- * is read at open, the heads (msgId, time, seq, per entry kind, priority, expiry) are kept
- * in columns too, and handed out one msg at a time (`finishEach`).
+ * on disk. Per entry only when it is no longer "waiting, never tried" (a mark). A log is
+ * read twice at open: once for this index (an accept record's head only, `headOf`), once
+ * for the live msgs' records, each handed out (`headsOf`) as it is read.
  */
 import type { EntryOutcome, EntryState, JsonObject, JsonValue, OutboxEntry, OutboxKind, SendAttempt, StoredMsg } from './types';
-import { OUTBOX_KINDS } from './types';
-import { f64, u32, u8 } from './paged';
-import { KeyIndex, StringColumn } from './strings';
+import { f64, u32 } from './paged';
+import { KeyIndex } from './strings';
 
 export interface AcceptRecordEntry {
   k: OutboxKind;
@@ -57,31 +56,6 @@ export function entryId(key: string, index: number): string {
   return `${key}/${index}`;
 }
 
-/** The heads of the msgs while a log is read (dropped once handed out). */
-class Replay {
-  msgIds = new StringColumn();
-  at = f64();
-  seq = f64();
-  /** Where the msg's entries start in the entry columns. */
-  first = f64();
-  /** Per entry: kind index * 16 + priority, and expiry. */
-  kindPrio = u8();
-  expiry = f64();
-  entries = 0;
-
-  add(slot: number, rec: Extract<LogRecord, { t: 'a' }>): void {
-    this.msgIds.set(slot, rec.m);
-    this.at.set(slot, rec.at);
-    this.seq.set(slot, rec.s);
-    this.first.set(slot, this.entries);
-    for (const e of rec.e) {
-      this.kindPrio.set(this.entries, Math.max(0, OUTBOX_KINDS.indexOf(e.k)) * 16 + e.p);
-      this.expiry.set(this.entries, e.x);
-      this.entries++;
-    }
-  }
-}
-
 export class LogState {
   /** Live msgs: key -> slot of the columns below. */
   private readonly slots = new KeyIndex();
@@ -95,8 +69,6 @@ export class LogState {
   /** Entries of the live msgs (ended ones included). */
   entries = 0;
   nextSeq = 0;
-  /** Only while a log is read at open. */
-  private replay?: Replay;
 
   get msgCount(): number {
     return this.slots.size;
@@ -125,14 +97,10 @@ export class LogState {
     this.off.set(slot, off);
   }
 
-  startReplay(): void {
-    this.replay = new Replay();
-  }
-
   apply(rec: LogRecord, off: number, size: number): void {
     switch (rec.t) {
       case 'a':
-        return this.accepted(rec, off, size);
+        return this.accepted(rec.k, rec.s, rec.e.length, off, size);
       case 's':
         for (const id of rec.ids) this.mark(id, (m) => ({ attempts: m.attempts + 1, state: { phase: 'sending', attempt: rec.a }, sentAt: m.sentAt }));
         return;
@@ -154,32 +122,27 @@ export class LogState {
     }
   }
 
-  /** Hands out the live msgs read at open, one at a time in log order (the end of the replay). */
-  finishEach(onMsg: (msg: StoredMsg, entries: OutboxEntry[]) => void): void {
-    const r = this.replay;
-    this.replay = undefined;
-    if (!r) return;
-    for (const slot of this.slotsInLogOrder()) {
-      const key = this.keyAt(slot);
-      const n = this.count.get(slot);
-      const at = r.at.get(slot);
-      const first = r.first.get(slot);
-      const seq = r.seq.get(slot);
-      const ids: string[] = [];
-      const entries: OutboxEntry[] = [];
-      for (let i = 0; i < n; i++) {
-        const id = entryId(key, i);
-        const kp = r.kindPrio.get(first + i);
-        const e: OutboxEntry = {
-          id, msgKey: key, kind: OUTBOX_KINDS[kp >> 4], priority: kp & 15, seq: seq + i, acceptedAt: at, expiresAt: r.expiry.get(first + i), attempts: 0, state: { phase: 'waiting' },
-        };
-        const m = this.marks.get(id);
-        if (m) Object.assign(e, { attempts: m.attempts, state: m.state }, m.sentAt === undefined ? {} : { sentAt: m.sentAt });
-        ids.push(id);
-        entries.push(e);
-      }
-      onMsg({ key, msgId: r.msgIds.get(slot) ?? '', acceptedAt: at, entryIds: ids, bytes: this.size.get(slot) }, entries);
-    }
+  /** True when this accept record (at off) is the live one of its msg. */
+  isLive(key: string, off: number): boolean {
+    const slot = this.slots.get(key);
+    return slot !== undefined && this.off.get(slot) === off;
+  }
+
+  /** A live msg and its entries (their marks applied), from its accept record. */
+  headsOf(rec: Extract<LogRecord, { t: 'a' }>): { msg: StoredMsg; entries: OutboxEntry[] } {
+    const slot = this.slots.get(rec.k) as number;
+    const ids: string[] = [];
+    const entries: OutboxEntry[] = rec.e.map((x, i) => {
+      const id = entryId(rec.k, i);
+      ids.push(id);
+      const e: OutboxEntry = {
+        id, msgKey: rec.k, kind: x.k, priority: x.p, seq: rec.s + i, acceptedAt: rec.at, expiresAt: x.x, attempts: 0, state: { phase: 'waiting' },
+      };
+      const m = this.marks.get(id);
+      if (m) Object.assign(e, { attempts: m.attempts, state: m.state }, m.sentAt === undefined ? {} : { sentAt: m.sentAt });
+      return e;
+    });
+    return { msg: { key: rec.k, msgId: rec.m, acceptedAt: rec.at, entryIds: ids, bytes: this.size.get(slot) }, entries };
   }
 
   /** The marks of the live entries, for a compaction's `x` records. */
@@ -187,17 +150,17 @@ export class LogState {
     return [...this.marks];
   }
 
-  private accepted(rec: Extract<LogRecord, { t: 'a' }>, off: number, size: number): void {
-    if (this.slots.has(rec.k)) this.forgotten(rec.k); // the same key twice: the later one counts
+  /** An accept record: msg `key`, its n entries from seq `s` on. */
+  accepted(key: string, s: number, n: number, off: number, size: number): void {
+    if (this.slots.has(key)) this.forgotten(key); // the same key twice: the later one counts
     const slot = this.free.length ? (this.free.pop() as number) : this.top++;
-    this.slots.set(rec.k, slot);
+    this.slots.set(key, slot);
     this.off.set(slot, off);
     this.size.set(slot, size);
-    this.count.set(slot, rec.e.length);
+    this.count.set(slot, n);
     this.liveBytes += size;
-    this.entries += rec.e.length;
-    this.nextSeq = Math.max(this.nextSeq, rec.s + rec.e.length);
-    this.replay?.add(slot, rec);
+    this.entries += n;
+    this.nextSeq = Math.max(this.nextSeq, s + n);
   }
 
   private forgotten(key: string): void {
@@ -208,7 +171,6 @@ export class LogState {
     this.liveBytes -= this.size.get(slot);
     this.entries -= n;
     if (this.marks.size) for (let i = 0; i < n; i++) this.marks.delete(entryId(key, i));
-    this.replay?.msgIds.clear(slot);
   }
 
   private mark(id: string, next: (m: EntryMark) => EntryMark): void {
@@ -223,4 +185,20 @@ export class LogState {
 function sentAtOf(m: EntryMark, outcome: EntryOutcome): number | undefined {
   if (m.state.phase === 'sending' && (outcome.result === 'accepted' || outcome.result === 'rejected' || outcome.result === 'failed')) return m.state.attempt.startedAt;
   return m.sentAt;
+}
+
+/** An accept record's body starts `{"t":"a","s":<seq>,"n":<entries>,"k":<key>,`: read without parsing the rest. */
+export const ACCEPT_HEAD = '{"t":"a","s":';
+const HEAD = /^\{"t":"a","s":(\d{1,16}),"n":(\d{1,9}),"k":("(?:[^"\\]|\\.){0,400}")/;
+
+/** The seq, entry count and key of an accept record's body (undefined: not one, or another form). */
+export function headOf(body: Buffer): { s: number; n: number; k: string } | undefined {
+  if (body.length < 16 || body[2] !== 0x74 || body[6] !== 0x61) return undefined; // {"t":"a"
+  const m = HEAD.exec(body.toString('utf8', 0, Math.min(body.length, 512)));
+  if (!m) return undefined;
+  try {
+    return { s: Number(m[1]), n: Number(m[2]), k: JSON.parse(m[3]) as string };
+  } catch {
+    return undefined;
+  }
 }
