@@ -5,11 +5,10 @@
  * (a Buffer), found by its slot; a KeyIndex is a hash map from such strings to slots.
  */
 
-import { f64, u32 } from './paged';
+import { u32 } from './paged';
 
 /** Arena chunks: a string never crosses one (a longer string gets a chunk of its own). */
 const CHUNK = 64 * 1024;
-const CHUNK_SPAN = 2 ** 32;
 
 /** Strings by slot, as UTF-8 bytes in arena chunks (rewritten when mostly dead). */
 export class StringColumn {
@@ -17,8 +16,8 @@ export class StringColumn {
   private pos = CHUNK;
   private live = 0;
   private dead = 0;
-  /** Per slot: chunk * 2^32 + offset, plus 1 (0: none), and the byte length. */
-  private off = f64();
+  /** Per slot: chunk * 65536 + offset in it, and the byte length + 1 (0: none). 4 GB of strings at most. */
+  private off = u32();
   private len = u32();
   private top = 0;
 
@@ -31,47 +30,48 @@ export class StringColumn {
   }
 
   get(slot: number): string | undefined {
+    const n = this.len.get(slot) - 1;
+    if (n < 0) return undefined;
     const o = this.off.get(slot);
-    if (o === 0) return undefined;
-    const c = Math.floor((o - 1) / CHUNK_SPAN);
-    const at = o - 1 - c * CHUNK_SPAN;
-    return this.chunks[c].toString('utf8', at, at + this.len.get(slot));
+    const at = o & 0xffff;
+    return this.chunks[o >>> 16].toString('utf8', at, at + n);
   }
 
   /** True when slot holds exactly these bytes. */
   equals(slot: number, bytes: Buffer): boolean {
+    if (this.len.get(slot) !== bytes.length + 1) return false;
     const o = this.off.get(slot);
-    if (o === 0 || this.len.get(slot) !== bytes.length) return false;
-    const c = Math.floor((o - 1) / CHUNK_SPAN);
-    const at = o - 1 - c * CHUNK_SPAN;
-    return this.chunks[c].compare(bytes, 0, bytes.length, at, at + bytes.length) === 0;
+    const at = o & 0xffff;
+    return this.chunks[o >>> 16].compare(bytes, 0, bytes.length, at, at + bytes.length) === 0;
   }
 
   clear(slot: number): void {
-    if (this.off.get(slot) === 0) return;
-    this.dead += this.len.get(slot);
-    this.live -= this.len.get(slot);
-    this.off.set(slot, 0);
+    const n = this.len.get(slot) - 1;
+    if (n < 0) return;
+    this.dead += n;
+    this.live -= n;
+    this.len.set(slot, 0);
   }
 
   move(from: number, to: number): void {
     this.clear(to);
     this.off.set(to, this.off.get(from));
     this.len.set(to, this.len.get(from));
-    this.off.set(from, 0);
+    this.len.set(from, 0);
     if (to >= this.top) this.top = to + 1;
   }
 
   /** n bytes for slot at the end of the last chunk (a new one if need be): that chunk and where. */
   private place(slot: number, n: number): [Buffer, number] {
-    if (this.pos + n > CHUNK || !this.chunks.length) {
+    if (this.pos + n > CHUNK || this.pos >= CHUNK || !this.chunks.length) {
       this.chunks.push(Buffer.allocUnsafe(Math.max(CHUNK, n)));
       this.pos = 0;
     }
     const c = this.chunks.length - 1;
+    if (c > 0xffff) throw new RangeError('the outbox index holds 4 GB of strings at most');
     const at = this.pos;
-    this.off.set(slot, c * CHUNK_SPAN + at + 1);
-    this.len.set(slot, n);
+    this.off.set(slot, c * 65536 + at);
+    this.len.set(slot, n + 1);
     this.pos += n;
     this.live += n;
     if (slot >= this.top) this.top = slot + 1;
@@ -87,13 +87,12 @@ export class StringColumn {
     this.live = 0;
     this.dead = 0;
     for (let s = 0; s < this.top; s++) {
+      const n = this.len.get(s) - 1;
+      if (n < 0) continue;
       const o = this.off.get(s);
-      if (o === 0) continue;
-      const c = Math.floor((o - 1) / CHUNK_SPAN);
-      const at = o - 1 - c * CHUNK_SPAN;
-      const n = this.len.get(s);
+      const at = o & 0xffff;
       const [to, toAt] = this.place(s, n);
-      old[c].copy(to, toAt, at, at + n);
+      old[o >>> 16].copy(to, toAt, at, at + n);
     }
   }
 }

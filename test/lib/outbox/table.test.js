@@ -19,6 +19,11 @@ describe('outbox compact index (issue 45)', function () {
     for (let i = 0; i < 30000; i++) c.set(i, `string ${i} ${'x'.repeat(60)}`);
     c.set(30000, long);
     c.set(30001, '');
+    const full = new StringColumn();
+    full.set(0, 'y'.repeat(65536)); // a chunk filled to its last byte, then an empty string and another
+    full.set(1, '');
+    full.set(2, 'z');
+    assert.deepEqual([full.get(0).length, full.get(1), full.get(2)], [65536, '', 'z']);
     for (let i = 0; i < 30000; i++) if (i % 10) c.clear(i); // ~2 MB dead: the next set rewrites
     c.set(30002, 'après');
     for (let i = 0; i < 30000; i++) assert.equal(c.get(i), i % 10 ? undefined : `string ${i} ${'x'.repeat(60)}`);
