@@ -20,7 +20,7 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { GatewayError } from '../common/errors';
 import { frame, frameBody, HEADER, LogScanner } from './log';
-import { ACCEPT_HEAD, entryId, headOf, keyOf, LogState, type LogRecord } from './log-state';
+import { acceptBody, acceptRest, entryId, headOf, keyOf, LogState, parse, type LogRecord } from './log-state';
 import type { AcceptedMsg, EntryOutcome, JsonObject, JsonValue, OpenedStore, OutboxEntry, OutboxStore, SendAttempt, StoredMsg, StoreFigures } from './types';
 
 /** What the store needs of node:fs/promises (tests inject failures here). */
@@ -112,7 +112,7 @@ export class FileOutboxStore implements OutboxStore {
   sizeOf(msg: AcceptedMsg, entries: OutboxEntry[]): number {
     const rest = acceptRest(msg, entries);
     this.sized = { msg, entries, rest };
-    return HEADER + Buffer.byteLength(rest) + ACCEPT_HEAD.length + String(this.state.nextSeq).length + `,"n":${entries.length},`.length;
+    return HEADER + Buffer.byteLength(rest) + acceptBody(this.state.nextSeq, entries.length, '').length;
   }
 
   async accept(msg: AcceptedMsg, entries: OutboxEntry[]): Promise<number> {
@@ -120,7 +120,7 @@ export class FileOutboxStore implements OutboxStore {
     // Serialised once: sizeOf's text, the seq put in front of it now.
     const rest = this.sized && this.sized.msg === msg && this.sized.entries === entries ? this.sized.rest : acceptRest(msg, entries);
     this.sized = undefined;
-    const buf = frameBody(Buffer.from(`${ACCEPT_HEAD}${seq},"n":${entries.length},${rest}`, 'utf8'));
+    const buf = frameBody(Buffer.from(acceptBody(seq, entries.length, rest), 'utf8'));
     const rec: LogRecord = { t: 'a', k: msg.key, m: msg.msgId, at: msg.acceptedAt, j: {}, s: seq, e: entries.map(() => NO_ENTRY) };
     // Seqs are taken now (calls are applied in call order), so overlapping accepts differ.
     this.state.nextSeq = seq + entries.length;
@@ -379,21 +379,7 @@ export class FileOutboxStore implements OutboxStore {
   }
 }
 
-/** A record's body, or undefined (a checksum that matches garbage: as good as impossible, skipped). */
-function parse(body: Buffer): LogRecord | undefined {
-  try {
-    return JSON.parse(body.toString('utf8')) as LogRecord;
-  } catch {
-    return undefined;
-  }
-}
-
-/** An accept record's body is ACCEPT_HEAD, its seq, `,"n":<entries>,` then this text (`"k":` first). */const NO_ENTRY = { k: 'message', i: null, p: 0, x: 0 } as const;
-
-function acceptRest(msg: AcceptedMsg, entries: OutboxEntry[]): string {
-  const rec = { k: msg.key, m: msg.msgId, at: msg.acceptedAt, j: msg.json, e: entries.map((e) => ({ k: e.kind, i: e.item ?? null, p: e.priority, x: e.expiresAt })) };
-  return JSON.stringify(rec).slice(1);
-}
+const NO_ENTRY = { k: 'message', i: null, p: 0, x: 0 } as const;
 
 async function syncDir(fs: StoreFs, dir: string): Promise<void> {
   try {

@@ -14,7 +14,7 @@
  * read twice at open: once for this index (an accept record's head only, `headOf`), once
  * for the live msgs' records, each handed out (`headsOf`) as it is read.
  */
-import type { EntryOutcome, EntryState, JsonObject, JsonValue, OutboxEntry, OutboxKind, SendAttempt, StoredMsg } from './types';
+import type { AcceptedMsg, EntryOutcome, EntryState, JsonObject, JsonValue, OutboxEntry, OutboxKind, SendAttempt, StoredMsg } from './types';
 import { f64, u32 } from './paged';
 import { KeyIndex } from './strings';
 
@@ -188,7 +188,27 @@ function sentAtOf(m: EntryMark, outcome: EntryOutcome): number | undefined {
 }
 
 /** An accept record's body starts `{"t":"a","s":<seq>,"n":<entries>,"k":<key>,`: read without parsing the rest. */
-export const ACCEPT_HEAD = '{"t":"a","s":';
+const ACCEPT_HEAD = '{"t":"a","s":';
+
+/** An accept record's fields after its head (`"k":` first), serialised once (sizeOf, then accept). */
+export function acceptRest(msg: AcceptedMsg, entries: OutboxEntry[]): string {
+  const rec = { k: msg.key, m: msg.msgId, at: msg.acceptedAt, j: msg.json, e: entries.map((e) => ({ k: e.kind, i: e.item ?? null, p: e.priority, x: e.expiresAt })) };
+  return JSON.stringify(rec).slice(1);
+}
+
+/** An accept record's body: its head (seq, entry count) then `rest` (acceptRest). */
+export function acceptBody(seq: number, n: number, rest: string): string {
+  return `${ACCEPT_HEAD}${seq},"n":${n},${rest}`;
+}
+
+/** A record's body, or undefined (a checksum that matches garbage: as good as impossible, skipped). */
+export function parse(body: Buffer): LogRecord | undefined {
+  try {
+    return JSON.parse(body.toString('utf8')) as LogRecord;
+  } catch {
+    return undefined;
+  }
+}
 const HEAD = /^\{"t":"a","s":(\d{1,16}),"n":(\d{1,9}),"k":("(?:[^"\\]|\\.){0,400}")/;
 
 /** The seq, entry count and key of an accept record's body (undefined: not one, or another form). */
