@@ -80,7 +80,7 @@ export class LogState {
   }
 
   /** The live msgs' slots in the order of their records in the log. */
-  slotsInLogOrder(): number[] {
+  slotsInLogOrder(): Int32Array {
     const off = this.off;
     return this.slots.slots().sort((a, b) => off.get(a) - off.get(b));
   }

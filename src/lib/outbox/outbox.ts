@@ -69,7 +69,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
     }
     this.opened = true;
     const done: string[] = [];
-    for (const first of this.table.byKey.slots().sort((a, b) => a - b)) if (this.table.open.get(first) === 0) done.push(this.table.keyOf(first));
+    for (const first of this.table.byKey.slots()) if (this.table.open.get(first) === 0) done.push(this.table.keyOf(first));
     for (const key of done) this.track(this.emitOutcome(key));
     this.scheduleExpiry(this.queue.nextExpiry());
     this.changed();

@@ -159,15 +159,16 @@ export class KeyIndex {
   /** The slots moved (old -> new, -1: none). */
   remap(map: Int32Array): void {
     // Lowest first: a slot moves down into one whose key has already moved on.
-    for (const v of this.slots().sort((x, y) => x - y)) if (map[v] !== v) this.keys.move(v, map[v]);
+    for (const v of this.slots()) if (map[v] !== v) this.keys.move(v, map[v]);
     for (let i = 0; i < this.table.length; i++) if (this.table[i] >= 0) this.table[i] = map[this.table[i]];
   }
 
-  /** Every slot in the index (in no particular order). */
-  slots(): number[] {
-    const out: number[] = [];
-    for (let i = 0; i < this.table.length; i++) if (this.table[i] >= 0) out.push(this.table[i]);
-    return out;
+  /** Every slot in the index, ascending (a typed array: 100,000 of them add nothing to the JS heap). */
+  slots(): Int32Array {
+    const out = new Int32Array(this.size);
+    let n = 0;
+    for (let i = 0; i < this.table.length; i++) if (this.table[i] >= 0) out[n++] = this.table[i];
+    return out.sort();
   }
 
   private find(bytes: Buffer): number {
