@@ -10,7 +10,6 @@
  */
 import { keyOf } from './log-state';
 import { makeKey } from './keys';
-import type { SendQueue } from './queue';
 import type { EntryOutcome, JsonValue, OutboxEntry, OutboxOptions, OutboxState, OutboxStore, ReconcileOutcome, SendAttempt, SendOutcome } from './types';
 
 interface UnknownGroup {
@@ -26,7 +25,6 @@ export type End = { entry: OutboxEntry; outcome: EntryOutcome };
 export interface DrainHost {
   readonly name: string;
   readonly store: OutboxStore;
-  readonly queue: SendQueue;
   readonly options: OutboxOptions;
   readonly closed: boolean;
   now(): number;
@@ -34,6 +32,12 @@ export interface DrainHost {
   /** Ends the waiting entries whose TTL ended; false when that could not be recorded. */
   expire(): Promise<boolean>;
   ended(ends: End[]): Promise<void>[];
+  /** Entries out of the queue wait again, each in its place. */
+  requeue(entries: OutboxEntry[]): void;
+  /** The next entry in sending order (not taken). */
+  head(): { kind: OutboxEntry['kind']; expiresAt: number } | undefined;
+  /** The longest run at the head of the order that `fits` accepts (at most max), taken out. */
+  takeRun(max: number, fits: (kind: OutboxEntry['kind'], expiresAt: number) => boolean): OutboxEntry[];
 }
 
 /** Entries per batch for a kind: `batchMaxByKind`, else `batchMax` (a to_multiple body is one call: 1). */
@@ -94,7 +98,7 @@ export class Drain {
         await this.reconcile(g);
         continue;
       }
-      const first = this.ob.queue.peek();
+      const first = this.ob.head();
       if (first && first.expiresAt <= this.ob.now()) {
         if (!(await this.ob.expire())) return this.later(1000, 'backoff');
         continue;
@@ -121,9 +125,9 @@ export class Drain {
   /** The next run of one kind; an entry whose TTL ended is never taken (the expiry ends it). */
   private take(): OutboxEntry[] {
     const now = this.ob.now();
-    const first = this.ob.queue.peek();
+    const first = this.ob.head();
     if (!first) return [];
-    return this.ob.queue.takeRun(batchMaxOf(this.ob.options, first.kind), (e) => e.kind === first.kind && e.expiresAt > now);
+    return this.ob.takeRun(batchMaxOf(this.ob.options, first.kind), (kind, expiresAt) => kind === first.kind && expiresAt > now);
   }
 
   private async send(entries: OutboxEntry[]): Promise<void> {
@@ -139,7 +143,7 @@ export class Drain {
       attempt.startedAt = this.ob.now();
       await this.ob.store.markSending(entries.map((e) => e.id), attempt);
     } catch (err) {
-      for (const e of entries) this.ob.queue.insert(e);
+      this.ob.requeue(entries);
       return this.backoff(reasonOf(err));
     }
     for (const e of entries) {
@@ -187,12 +191,8 @@ export class Drain {
     ]);
     if (endDone.status === 'fulfilled') this.ob.ended(ends);
     else this.addUnknown(attempt, ends.map((x) => x.entry), this.ob.now() + this.reconcileEvery());
-    if (backDone.status === 'fulfilled') {
-      for (const e of back) {
-        e.state = { phase: 'waiting' };
-        this.ob.queue.insert(e);
-      }
-    } else this.addUnknown(attempt, back, this.ob.now() + this.reconcileEvery());
+    if (backDone.status === 'fulfilled') this.ob.requeue(back);
+    else this.addUnknown(attempt, back, this.ob.now() + this.reconcileEvery());
     if (endDone.status === 'rejected' || backDone.status === 'rejected') this.problem = 'the outbox store cannot be written';
   }
 

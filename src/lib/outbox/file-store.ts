@@ -19,9 +19,9 @@
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { GatewayError } from '../common/errors';
-import { frame, HEADER, LogScanner } from './log';
-import { entryId, keyOf, LogState, type LogRecord } from './log-state';
-import type { AcceptedMsg, EntryOutcome, JsonObject, JsonValue, OpenedStore, OutboxEntry, OutboxStore, SendAttempt, StoreFigures } from './types';
+import { frame, frameBody, HEADER, LogScanner } from './log';
+import { acceptBody, acceptRest, entryId, headOf, keyOf, LogState, parse, type LogRecord } from './log-state';
+import type { AcceptedMsg, EntryOutcome, JsonObject, JsonValue, OpenedStore, OutboxEntry, OutboxStore, SendAttempt, StoredMsg, StoreFigures } from './types';
 
 /** What the store needs of node:fs/promises (tests inject failures here). */
 export interface StoreFs {
@@ -41,7 +41,7 @@ export interface FileStoreOptions {
 }
 
 const LOG = /^log\.(\d{1,15})$/;
-const READ_CHUNK = 1024 * 1024;
+const READ_CHUNK = 64 * 1024;
 
 interface Pending {
   buf: Buffer;
@@ -66,7 +66,7 @@ export class FileOutboxStore implements OutboxStore {
   private size = 0;
   private queue: Pending[] = [];
   private flushing?: Promise<void>;
-  private sized?: { msg: AcceptedMsg; entries: OutboxEntry[]; rec: LogRecord; buf: Buffer };
+  private sized?: { msg: AcceptedMsg; entries: OutboxEntry[]; rest: string };
   private closed = false;
   private compacting?: Promise<void>;
   private reading = 0;
@@ -77,6 +77,17 @@ export class FileOutboxStore implements OutboxStore {
   }
 
   async open(): Promise<OpenedStore> {
+    const entries: OutboxEntry[] = [];
+    const msgs: StoredMsg[] = [];
+    const found = await this.openEach((m, es) => {
+      msgs.push(m);
+      for (const e of es) entries.push(e);
+    });
+    entries.sort((a, b) => a.seq - b.seq);
+    return { entries, msgs, ...found };
+  }
+
+  async openEach(onMsg: (msg: StoredMsg, entries: OutboxEntry[]) => void): Promise<Pick<OpenedStore, 'nextSeq' | 'lost'>> {
     try {
       await this.fs.mkdir(this.dir, { recursive: true });
       const names = await this.fs.readdir(this.dir);
@@ -85,10 +96,11 @@ export class FileOutboxStore implements OutboxStore {
       this.fh = await this.fs.open(this.logPath(this.generation), 'a+');
       await this.fh.close();
       this.fh = await this.fs.open(this.logPath(this.generation), 'r+');
-      const opened = await this.read();
+      const lost = await this.read();
       for (const n of names) if (n.endsWith('.tmp') || (LOG.test(n) && n !== `log.${this.generation}`)) await this.fs.unlink(path.join(this.dir, n)).catch(() => undefined);
-      if (opened.lost.torn || opened.lost.corrupt) await this.compact();
-      return opened;
+      if (lost.torn || lost.corrupt) await this.compact();
+      await this.heads(onMsg);
+      return { nextSeq: this.state.nextSeq, lost };
     } catch (err) {
       await this.fh?.close().catch(() => undefined);
       this.fh = undefined;
@@ -96,21 +108,20 @@ export class FileOutboxStore implements OutboxStore {
     }
   }
 
+  /** The accept record's size with the next seq (a seq with more digits, taken meanwhile, adds a byte). */
   sizeOf(msg: AcceptedMsg, entries: OutboxEntry[]): number {
-    const rec = acceptRecord(msg, entries, 0);
-    const buf = frame(rec);
-    this.sized = { msg, entries, rec, buf };
-    return buf.length;
+    const rest = acceptRest(msg, entries);
+    this.sized = { msg, entries, rest };
+    return HEADER + Buffer.byteLength(rest) + acceptBody(this.state.nextSeq, entries.length, '').length;
   }
 
   async accept(msg: AcceptedMsg, entries: OutboxEntry[]): Promise<number> {
     const seq = this.state.nextSeq;
-    // The record sizeOf made (its seq set now; the frame's size does not change with it only
-    // when the digits do not: framed again).
-    const rec = this.sized && this.sized.msg === msg && this.sized.entries === entries ? this.sized.rec : acceptRecord(msg, entries, seq);
-    (rec as { s: number }).s = seq;
-    const buf = frame(rec);
+    // Serialised once: sizeOf's text, the seq put in front of it now.
+    const rest = this.sized && this.sized.msg === msg && this.sized.entries === entries ? this.sized.rest : acceptRest(msg, entries);
     this.sized = undefined;
+    const buf = frameBody(Buffer.from(acceptBody(seq, entries.length, rest), 'utf8'));
+    const rec: LogRecord = { t: 'a', k: msg.key, m: msg.msgId, at: msg.acceptedAt, j: {}, s: seq, e: entries.map(() => NO_ENTRY) };
     // Seqs are taken now (calls are applied in call order), so overlapping accepts differ.
     this.state.nextSeq = seq + entries.length;
     await this.write(rec, buf);
@@ -152,9 +163,7 @@ export class FileOutboxStore implements OutboxStore {
   figures(): StoreFigures {
     let ended = 0;
     for (const m of this.state.marks.values()) if (m.state.phase === 'ended') ended++;
-    let entries = 0;
-    for (const loc of this.state.msgs.values()) entries += loc.n;
-    return { entries: entries - ended, bytes: this.state.liveBytes, storedBytes: this.size };
+    return { entries: this.state.entries - ended, bytes: this.state.liveBytes, storedBytes: this.size };
   }
 
   async close(): Promise<void> {
@@ -169,30 +178,44 @@ export class FileOutboxStore implements OutboxStore {
   }
 
   /** Reads the log from the start, chunk by chunk, into a fresh state. */
-  private async read(): Promise<OpenedStore> {
-    const fh = this.fh as fsp.FileHandle;
+  private async read(): Promise<OpenedStore['lost']> {
     this.state = new LogState();
-    this.state.startReplay();
-    const scanner = new LogScanner((off, size, body) => {
-      let rec: LogRecord;
-      try {
-        rec = JSON.parse(body.toString('utf8')) as LogRecord;
-      } catch {
-        return; // a checksum that matches garbage: as good as impossible, skipped
-      }
-      this.state.apply(rec, off, size);
+    const scanner = await this.scan((off, size, body) => {
+      const head = headOf(body);
+      if (head) return this.state.accepted(head.k, head.s, head.n, off, size);
+      const rec = parse(body);
+      if (rec) this.state.apply(rec, off, size);
     });
+    return { torn: scanner.torn, corrupt: scanner.corrupt };
+  }
+
+  /** The second read at open: each live msg's accept record, handed out as it is read. */
+  private async heads(onMsg: (msg: StoredMsg, entries: OutboxEntry[]) => void): Promise<void> {
+    await this.scan((off, size, body) => {
+      const head = headOf(body);
+      if (head ? !this.state.isLive(head.k, off) : body[2] !== 0x74 || body[6] !== 0x61) return; // {"t":"a"
+      const rec = parse(body);
+      if (rec?.t !== 'a' || !this.state.isLive(rec.k, off)) return;
+      const { msg, entries } = this.state.headsOf(rec);
+      onMsg(msg, entries);
+    });
+  }
+
+  /** Reads the log from the start, chunk by chunk (one buffer: the scanner copies what it keeps). */
+  private async scan(onRecord: (off: number, size: number, body: Buffer) => void): Promise<LogScanner> {
+    const fh = this.fh as fsp.FileHandle;
+    const scanner = new LogScanner(onRecord);
     let pos = 0;
     const chunk = Buffer.allocUnsafe(READ_CHUNK);
     for (;;) {
       const { bytesRead } = await fh.read(chunk, 0, READ_CHUNK, pos);
       if (bytesRead === 0) break;
-      scanner.push(Buffer.from(chunk.subarray(0, bytesRead)));
+      scanner.push(chunk.subarray(0, bytesRead));
       pos += bytesRead;
     }
     scanner.end();
     this.size = pos;
-    return this.state.finishReplay({ torn: scanner.torn, corrupt: scanner.corrupt });
+    return scanner;
   }
 
   /** The accept records of these msgs (those still live), read from the log. */
@@ -212,7 +235,7 @@ export class FileOutboxStore implements OutboxStore {
 
   private async readEach(fh: fsp.FileHandle, keys: string[], out: Map<string, Extract<LogRecord, { t: 'a' }>>): Promise<void> {
     for (const key of keys) {
-      const loc = this.state.msgs.get(key);
+      const loc = this.state.loc(key);
       if (!loc) continue;
       const buf = Buffer.allocUnsafe(loc.size);
       await fh.read(buf, 0, loc.size, loc.off).catch((err: unknown) => {
@@ -301,7 +324,7 @@ export class FileOutboxStore implements OutboxStore {
     const tmp = `${this.logPath(next)}.tmp`;
     const out = await this.fs.open(tmp, 'w');
     let size: number;
-    const moved = new Map<string, number>();
+    const moved = new Map<number, number>();
     try {
       size = await this.copyLive(out, moved);
       await out.datasync();
@@ -317,16 +340,13 @@ export class FileOutboxStore implements OutboxStore {
     await this.fs.unlink(this.logPath(this.generation)).catch(() => undefined);
     this.generation = next;
     this.size = size;
-    for (const [key, off] of moved) {
-      const loc = this.state.msgs.get(key);
-      if (loc) loc.off = off;
-    }
+    for (const [slot, off] of moved) this.state.setOffAt(slot, off);
   }
 
   /** Writes the live accept records (in log order) and the marks; returns the size written. */
-  private async copyLive(out: fsp.FileHandle, moved: Map<string, number>): Promise<number> {
+  private async copyLive(out: fsp.FileHandle, moved: Map<number, number>): Promise<number> {
     const fh = this.fh as fsp.FileHandle;
-    const live = [...this.state.msgs].sort((a, b) => a[1].off - b[1].off);
+    const live = this.state.slotsInLogOrder();
     let pos = 0;
     const flush = async (parts: Buffer[]): Promise<void> => {
       const all = Buffer.concat(parts);
@@ -335,10 +355,11 @@ export class FileOutboxStore implements OutboxStore {
     };
     let parts: Buffer[] = [];
     let partBytes = 0;
-    for (const [key, loc] of live) {
+    for (const slot of live) {
+      const loc = this.state.locAt(slot);
       const buf = Buffer.allocUnsafe(loc.size);
       await fh.read(buf, 0, loc.size, loc.off);
-      moved.set(key, pos + partBytes);
+      moved.set(slot, pos + partBytes);
       parts.push(buf);
       partBytes += buf.length;
       if (partBytes >= READ_CHUNK) {
@@ -358,12 +379,7 @@ export class FileOutboxStore implements OutboxStore {
   }
 }
 
-function acceptRecord(msg: AcceptedMsg, entries: OutboxEntry[], seq: number): LogRecord {
-  return {
-    t: 'a', k: msg.key, m: msg.msgId, at: msg.acceptedAt, j: msg.json, s: seq,
-    e: entries.map((e) => ({ k: e.kind, i: e.item ?? null, p: e.priority, x: e.expiresAt })),
-  };
-}
+const NO_ENTRY = { k: 'message', i: null, p: 0, x: 0 } as const;
 
 async function syncDir(fs: StoreFs, dir: string): Promise<void> {
   try {

@@ -38,7 +38,11 @@ export const crc32: (buf: Uint8Array) => number = typeof native === 'function' ?
 
 /** One framed record of a JSON value. */
 export function frame(value: unknown): Buffer {
-  const body = Buffer.from(JSON.stringify(value), 'utf8');
+  return frameBody(Buffer.from(JSON.stringify(value), 'utf8'));
+}
+
+/** One framed record of a body (UTF-8 JSON). */
+export function frameBody(body: Buffer): Buffer {
   if (body.length > MAX_BODY) throw new RangeError(`a record of ${body.length} bytes is over the ${MAX_BODY} a record may have`);
   const head = Buffer.allocUnsafe(HEADER);
   MAGIC.copy(head, 0);

@@ -7,36 +7,28 @@
  * - unknown outcomes: nothing is sent while any is unreconciled (the whole outbox waits);
  * - TTL: an entry waiting past its expiresAt ends EXPIRED (a timer, within a second or so);
  * - one outcome per msg once all its entries ended, then the msg is forgotten.
+ * Memory: entries live in an EntryTable (columns, table.ts) and the queue holds its slots;
+ * an entry is an object only while it is out of the queue (a batch, an outcome).
  */
 import { EventEmitter } from 'node:events';
 import { badInput, GatewayError } from '../common/errors';
 import { Drain, type DrainHost } from './drain';
 import { makeKey } from './keys';
 import { SendQueue } from './queue';
+import { ENDED, EntryTable, OUT, WAITING } from './table';
 import type {
-  AcceptOptions, AcceptReceipt, EntryOutcome, JsonObject, MsgOutcome, NewEntry, OutboxApi, OutboxEntry, OutboxOptions, OutboxState, OutboxStore,
+  AcceptOptions, AcceptReceipt, EntryOutcome, JsonObject, JsonValue, MsgOutcome, NewEntry, OpenedStore, OutboxApi, OutboxEntry, OutboxOptions, OutboxState, OutboxStore, StoredMsg,
 } from './types';
 import { OUTBOX_KINDS } from './types';
 
 export const OUTBOX_DEFAULTS = { ttlSeconds: 3600, maxEntries: 10000, maxBytes: 64 * 1024 * 1024, whenFull: 'reject', batchMax: 100, priority: 4 } as const;
 
-/** A msg the engine follows until its outcome is emitted. */
-export interface MsgHead {
-  key: string;
-  msgId: string;
-  acceptedAt: number;
-  bytes: number;
-  entries: OutboxEntry[];
-  /** Entries not ended. */
-  open: number;
-  emitted?: boolean;
-}
 
 export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
   readonly name: string;
   readonly store: OutboxStore;
-  readonly queue = new SendQueue();
-  readonly msgs = new Map<string, MsgHead>();
+  readonly table = new EntryTable();
+  readonly queue = new SendQueue(this.table);
   readonly drain: Drain;
   readonly now: () => number;
   readonly limits: { ttlSeconds: number; maxEntries: number; maxBytes: number; whenFull: 'reject' | 'drop-oldest' };
@@ -49,6 +41,10 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
   private nextExpiry = Infinity;
   private readonly emitting = new Set<Promise<void>>();
   private stateTimer?: NodeJS.Timeout;
+  /** Accepts waiting for room (drop-oldest), so accepts reach the store in call order. */
+  private admitting: Promise<unknown> = Promise.resolve();
+  private waitingForRoom = 0;
+  private lastEmitted: Promise<void> = Promise.resolve();
 
   constructor(readonly options: OutboxOptions) {
     super();
@@ -65,30 +61,50 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
   }
 
   async open(): Promise<void> {
-    const found = await this.store.open();
+    const found = this.store.openEach ? await this.store.openEach((m, es) => this.found(m, es)) : this.foundAll(await this.store.open());
     const lost = found.lost.torn + found.lost.corrupt;
     if (lost) {
       const parts = [found.lost.torn ? `a torn last record` : '', found.lost.corrupt ? `${found.lost.corrupt} corrupt record(s)` : ''].filter(Boolean);
       this.warn(`the outbox's store had ${parts.join(' and ')} (power lost mid-write?): that much was lost, every other entry was kept`);
     }
-    for (const m of found.msgs) this.msgs.set(m.key, { key: m.key, msgId: m.msgId, acceptedAt: m.acceptedAt, bytes: m.bytes, entries: [], open: 0 });
-    for (const e of found.entries) {
-      const msg = this.msgs.get(e.msgKey);
-      if (!msg) continue;
-      msg.entries.push(e);
-      if (e.state.phase !== 'ended') {
-        msg.open++;
-        this.live.entries++;
-      }
-      if (e.state.phase === 'waiting') this.queue.insert(e);
-      else if (e.state.phase === 'sending') this.drain.addUnknown(e.state.attempt, [e]);
-    }
-    for (const m of this.msgs.values()) this.live.bytes += m.bytes;
     this.opened = true;
-    for (const m of [...this.msgs.values()]) if (m.open === 0) this.track(this.emitOutcome(m));
+    const done: string[] = [];
+    for (const first of this.table.byKey.slots()) if (this.table.open.get(first) === 0) done.push(this.table.keyOf(first));
+    for (const key of done) this.track(this.emitOutcome(key));
     this.scheduleExpiry(this.queue.nextExpiry());
     this.changed();
     this.drain.kick();
+  }
+
+  /** A store without openEach: its msgs and entries, grouped. */
+  private foundAll(found: OpenedStore): OpenedStore {
+    const byMsg = new Map<string, OutboxEntry[]>();
+    for (const e of found.entries) {
+      const list = byMsg.get(e.msgKey);
+      if (list) list.push(e);
+      else byMsg.set(e.msgKey, [e]);
+    }
+    for (const m of found.msgs) this.found(m, byMsg.get(m.key) ?? []);
+    return found;
+  }
+
+  /** One msg as the store found it, into the table (and the queue, or the drain's unknowns). */
+  private found(m: StoredMsg, entries: OutboxEntry[]): void {
+    const inOrder = entries.length === m.entryIds.length && entries.every((e, i) => e.id === m.entryIds[i]);
+    const byIndex = inOrder ? entries : m.entryIds.map((id) => entries.find((e) => e.id === id));
+    if (byIndex.some((e) => !e) || this.table.byKey.has(m.key)) return;
+    const list = byIndex as OutboxEntry[];
+    const first = this.table.add({ key: m.key, msgId: m.msgId, acceptedAt: m.acceptedAt, bytes: m.bytes, entries: list });
+    this.live.bytes += m.bytes;
+    list.forEach((e, i) => {
+      const slot = first + i;
+      const phase = e.state.phase === 'waiting' ? WAITING : e.state.phase === 'sending' ? OUT : ENDED;
+      if (phase !== WAITING || e.attempts > 0 || e.sentAt !== undefined) this.table.record(slot, e, phase);
+      if (phase === ENDED) this.table.open.set(first, this.table.open.get(first) - 1);
+      else this.live.entries++;
+      if (phase === WAITING) this.queue.insert(slot);
+      else if (e.state.phase === 'sending') this.drain.addUnknown(e.state.attempt, [e]);
+    });
   }
 
   async accept(msgId: string, json: JsonObject, entries: NewEntry[], opts: AcceptOptions = {}): Promise<AcceptReceipt> {
@@ -101,7 +117,9 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
     }));
     const msg = { key, msgId, json, acceptedAt: now, entryIds: list.map((e) => e.id) };
     const bytes = this.store.sizeOf(msg, list);
-    await this.makeRoom(list.length, bytes);
+    // Several accepts may be in flight (the store commits them in groups): each reaches the
+    // store in call order, at once when there is room, else after the accepts before it.
+    if (this.waitingForRoom > 0 || !this.fits(list.length, bytes)) await this.inTurn(() => this.makeRoom(list.length, bytes));
     this.reserved.entries += list.length;
     this.reserved.bytes += bytes;
     let seq: number;
@@ -111,19 +129,27 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
       this.reserved.entries -= list.length;
       this.reserved.bytes -= bytes;
     }
-    const head: MsgHead = { key, msgId, acceptedAt: now, bytes, entries: list, open: list.length };
-    this.msgs.set(key, head);
+    list.forEach((e, i) => {
+      e.seq = seq + i;
+    });
+    const first = this.table.add({ key, msgId, acceptedAt: now, bytes, entries: list });
     this.live.entries += list.length;
     this.live.bytes += bytes;
-    for (const [i, e] of list.entries()) {
-      e.seq = seq + i;
-      delete e.item; // the payload stays in the store
-      this.queue.insert(e);
-    }
+    for (let i = 0; i < list.length; i++) this.queue.insert(first + i);
     if (now + ttlMs < this.nextExpiry) this.scheduleExpiry(now + ttlMs);
     this.changed();
     this.drain.kick();
     return { key, ids: msg.entryIds };
+  }
+
+  /** Runs `step` after the steps before it (and reserves nothing itself). */
+  private inTurn(step: () => Promise<void>): Promise<void> {
+    this.waitingForRoom++;
+    const run = this.admitting.then(step);
+    this.admitting = run.catch(() => undefined).finally(() => {
+      this.waitingForRoom--;
+    });
+    return run;
   }
 
   state(): OutboxState {
@@ -158,16 +184,52 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
   /** In memory, after the store recorded the ends. */
   ended(ends: Array<{ entry: OutboxEntry; outcome: EntryOutcome }>): Promise<void>[] {
     const done: Promise<void>[] = [];
+    const t = this.table;
     for (const { entry, outcome } of ends) {
-      if (entry.state.phase === 'ended') continue;
+      const slot = t.slotOf(entry.id);
+      if (entry.state.phase === 'ended' || slot < 0 || t.phase.get(slot) === ENDED) continue;
       if (entry.state.phase === 'sending' && outcome.result !== 'EXPIRED' && outcome.result !== 'OUTBOX_FULL') entry.sentAt = entry.state.attempt.startedAt;
       entry.state = { phase: 'ended', outcome };
+      t.record(slot, entry, ENDED);
       this.live.entries--;
-      const msg = this.msgs.get(entry.msgKey);
-      if (msg && --msg.open === 0) done.push(this.track(this.emitOutcome(msg)));
+      const first = t.firstOf(slot);
+      const left = t.open.get(first) - 1;
+      t.open.set(first, left);
+      if (left === 0) done.push(this.track(this.emitOutcome(entry.msgKey)));
     }
     this.changed();
     return done;
+  }
+
+  /** Entries out of the queue wait again, each in its place (with its attempts). */
+  requeue(entries: OutboxEntry[]): void {
+    for (const e of entries) {
+      const slot = this.table.slotOf(e.id);
+      if (slot < 0 || this.table.phase.get(slot) !== OUT) continue;
+      e.state = { phase: 'waiting' };
+      this.table.record(slot, e, WAITING);
+      this.queue.insert(slot);
+    }
+  }
+
+  /** The next entry in sending order: its kind and expiry (not taken). */
+  head(): { kind: OutboxEntry['kind']; expiresAt: number } | undefined {
+    const s = this.queue.peek();
+    return s < 0 ? undefined : { kind: this.table.kindOf(s), expiresAt: this.table.expiresAt.get(s) };
+  }
+
+  /** Takes the next run (see SendQueue.takeRun) out of the queue, as entry objects. */
+  takeRun(max: number, fits: (kind: OutboxEntry['kind'], expiresAt: number) => boolean): OutboxEntry[] {
+    const t = this.table;
+    return this.out(this.queue.takeRun(max, (s) => fits(t.kindOf(s), t.expiresAt.get(s))));
+  }
+
+  /** Slots taken out of the queue, as entry objects. */
+  private out(slots: number[]): OutboxEntry[] {
+    return slots.map((s) => {
+      this.table.phase.set(s, OUT);
+      return this.table.entry(s);
+    });
   }
 
   warn(message: string): void {
@@ -214,7 +276,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
       try {
         await this.store.end(victims.map((entry) => ({ id: entry.id, outcome: { result: 'OUTBOX_FULL', at } })));
       } catch (err) {
-        for (const v of victims) this.queue.insert(v);
+        this.requeue(victims);
         throw err;
       }
       await Promise.all(this.ended(victims.map((entry) => ({ entry, outcome: { result: 'OUTBOX_FULL' as const, at } }))));
@@ -223,22 +285,22 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
 
   /** The oldest waiting entries whose end makes room (taken out of the queue). */
   private pickVictims(entries: number, bytes: number): OutboxEntry[] {
-    const victims: OutboxEntry[] = [];
-    const open = new Map<string, number>();
+    const t = this.table;
+    const victims: number[] = [];
+    const open = new Map<number, number>();
     let freeEntries = 0;
     let freeBytes = 0;
     while (!this.fitsAfter(entries + 0, bytes, freeEntries, freeBytes)) {
       const v = this.queue.takeOldest();
-      if (!v) break;
+      if (v < 0) break;
       victims.push(v);
       freeEntries++;
-      const msg = this.msgs.get(v.msgKey);
-      if (!msg) continue;
-      const left = (open.get(msg.key) ?? msg.open) - 1;
-      open.set(msg.key, left);
-      if (left === 0) freeBytes += msg.bytes;
+      const first = t.firstOf(v);
+      const left = (open.get(first) ?? t.open.get(first)) - 1;
+      open.set(first, left);
+      if (left === 0) freeBytes += t.bytes.get(first);
     }
-    return victims;
+    return this.out(victims);
   }
 
   private fitsAfter(entries: number, bytes: number, freeEntries: number, freeBytes: number): boolean {
@@ -247,31 +309,52 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
   }
 
   /** Emits a msg's outcome once, then forgets it in the store. */
-  private async emitOutcome(msg: MsgHead): Promise<void> {
-    if (msg.emitted) return;
-    msg.emitted = true;
-    const json = await this.store.msgJson(msg.key).catch(() => undefined);
-    const items = await this.store.load(msg.entries.map((e) => e.id)).catch(() => new Map());
-    if (json === undefined) this.warn(`the msg ${msg.key} of the outbox ended, but its properties could not be read: its outcome carries none`);
-    const outcome: MsgOutcome = {
-      outbox: this.name, key: msg.key, msgId: msg.msgId, json, acceptedAt: msg.acceptedAt,
-      entries: msg.entries.map((e) => ({
-        id: e.id, kind: e.kind, item: items.get(e.id), outcome: (e.state as { outcome: EntryOutcome }).outcome, attempts: e.attempts, acceptedAt: e.acceptedAt,
-        ...(e.sentAt === undefined ? {} : { sentAt: e.sentAt }),
-      })),
-    };
+  private async emitOutcome(key: string): Promise<void> {
+    const t = this.table;
+    const first = t.byKey.get(key);
+    if (first === undefined || t.emitted.get(first)) return;
+    t.emitted.set(first, 1);
+    const msgId = t.msgIds.get(first) as string;
+    const acceptedAt = t.acceptedAt.get(first);
+    const bytes = t.bytes.get(first);
+    const entries = Array.from({ length: t.count.get(first) }, (_, i) => t.entry(first + i));
+    // Read at once, emitted in the order the msgs ended (reads may finish in any order).
+    const before = this.lastEmitted;
+    const read = Promise.all([this.store.msgJson(key).catch(() => undefined), this.store.load(entries.map((e) => e.id)).catch(() => new Map<string, JsonValue>())]);
+    const emitted = read.then(async ([json, items]) => {
+      await before;
+      this.emitNow({
+        outbox: this.name, key, msgId, json, acceptedAt,
+        entries: entries.map((e) => ({
+          id: e.id, kind: e.kind, item: items.get(e.id), outcome: (e.state as { outcome: EntryOutcome }).outcome, attempts: e.attempts, acceptedAt: e.acceptedAt,
+          ...(e.sentAt === undefined ? {} : { sentAt: e.sentAt }),
+        })),
+      });
+    });
+    this.lastEmitted = emitted.catch(() => undefined);
+    await emitted;
+    try {
+      await this.store.forget([key]);
+    } catch {
+      // Emitted, not forgotten: at the next open it is emitted again (at least once across a failure).
+    }
+    this.forgotten(key, bytes);
+  }
+
+  private emitNow(outcome: MsgOutcome): void {
+    if (outcome.json === undefined) this.warn(`the msg ${outcome.key} of the outbox ended, but its properties could not be read: its outcome carries none`);
     try {
       this.emit('outcome', outcome);
     } catch (err) {
       this.warn(`an outcome listener threw (${(err as Error)?.name ?? 'an error'}); the outbox goes on`);
     }
-    try {
-      await this.store.forget([msg.key]);
-    } catch {
-      // Emitted, not forgotten: at the next open it is emitted again (at least once across a failure).
-    }
-    this.msgs.delete(msg.key);
-    this.live.bytes -= msg.bytes;
+  }
+
+  /** A msg's slots freed (the table compacted when mostly free: no slot is held across an await). */
+  private forgotten(key: string, bytes: number): void {
+    this.table.remove(key);
+    this.live.bytes -= bytes;
+    if (this.table.sparse()) this.queue.remap(this.table.compact());
     this.changed();
   }
 
@@ -293,14 +376,15 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
   async expire(): Promise<boolean> {
     if (this.closed) return true;
     const now = this.now();
-    const gone = this.queue.removeWhere((e) => e.expiresAt <= now);
+    const x = this.table.expiresAt;
+    const gone = this.out(this.queue.removeWhere((s) => x.get(s) <= now));
     this.scheduleExpiry(this.queue.nextExpiry());
     if (!gone.length) return true;
     try {
       await this.endEntries(gone.map((entry) => ({ entry, outcome: { result: 'EXPIRED', at: now } })));
       return true;
     } catch {
-      for (const e of gone) this.queue.insert(e); // not recorded: they wait, and expire at the next try
+      this.requeue(gone); // not recorded: they wait, and expire at the next try
       this.scheduleExpiry(Math.min(this.nextExpiry, now + 1000));
       return false;
     }

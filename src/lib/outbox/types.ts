@@ -146,6 +146,12 @@ export interface StoreFigures {
  */
 export interface OutboxStore {
   open(): Promise<OpenedStore>;
+  /**
+   * Optional, the same as open() one msg at a time (in acceptance order, with its entries
+   * in order): the engine keeps them compact at once, so a large backlog is never held as
+   * two arrays of objects. The engine uses it when a store has it, else open().
+   */
+  openEach?(onMsg: (msg: StoredMsg, entries: OutboxEntry[]) => void): Promise<Pick<OpenedStore, 'nextSeq' | 'lost'>>;
   /** The bytes `accept(msg, entries)` would take (for the engine's bound check; sync). */
   sizeOf(msg: AcceptedMsg, entries: OutboxEntry[]): number;
   /**
