@@ -420,3 +420,65 @@
         }
     };
 })();
+
+/*
+ * The sending nodes' outbox block (iotgw-send-message, iotgw-terminal-mode, iotgw-cancel; issue 45):
+ * its defaults and checks (IOTGW.outbox.defaults; absent values valid, as older flows have none),
+ * its rows (IOTGW.rows writes them where the template has <div data-iotgw-outbox></div>), and what
+ * the dialog does as it opens (IOTGW.outbox.prepare: off and reject for an older node, the rows
+ * shown only with the outbox on). Each type's catalogue holds the texts (`<type>.label.outbox*`,
+ * `<type>.label.whenFull*`, `<type>.tip.outbox`, `<type>.errors.*`).
+ */
+(function () {
+    'use strict';
+    var IOTGW = window.IOTGW;
+    if (!IOTGW || IOTGW.outbox) { return; }
+
+    var ROWS = [
+        '<div class="form-row" style="margin-top: 8px;" data-iotgw-select="outbox inbox"><option value="off" data-i18n="TYPE.label.outboxOff"></option>' +
+            '<option value="on" data-i18n="TYPE.label.outboxOn"></option></div>',
+        '<div class="iotgw-outbox-rows">',
+        '<div class="form-row" data-iotgw-row="outboxName tag"></div>',
+        '<div class="form-row" data-iotgw-row="ttlSeconds clock-o 90px"> s</div>',
+        '<div class="form-row" data-iotgw-row="outboxMaxEntries list 90px"></div>',
+        '<div class="form-row" data-iotgw-row="outboxMaxBytes hdd-o 120px"></div>',
+        '<div class="form-row" data-iotgw-select="whenFull ban"><option value="reject" data-i18n="TYPE.label.whenFullReject"></option>' +
+            '<option value="drop-oldest" data-i18n="TYPE.label.whenFullDrop"></option></div>',
+        '<div class="form-tips" data-i18n="TYPE.tip.outbox"></div>',
+        '</div>'
+    ];
+
+    /** Writes the outbox block into the template of `type` (once, before IOTGW.rows expands its rows). */
+    function outboxBlock(type) {
+        var tpl = document.querySelector('script[data-template-name="' + type + '"]');
+        if (!tpl || tpl.getAttribute('data-iotgw-expanded')) { return; }
+        var block = ROWS.join('\n    ').replace(/TYPE\./g, type + '.');
+        tpl.textContent = tpl.textContent.replace(/<div data-iotgw-outbox><\/div>/, block);
+    }
+
+    var rows = IOTGW.rows;
+    IOTGW.rows = function (type, prefix) {
+        outboxBlock(type);
+        rows(type, prefix);
+    };
+
+    IOTGW.outbox = {
+        /** The outbox settings' defaults (each key written out in the node's `defaults`, its value from here). */
+        defaults: function (type) {
+            return {
+                outbox: { value: 'off', validate: IOTGW.emptyOr(IOTGW.oneOf(type, ['off', 'on'], 'outbox')) },
+                outboxName: { value: '', validate: IOTGW.emptyOr(IOTGW.check(type, function (s) { return s.length <= 200; }, 'outboxName')) },
+                ttlSeconds: { value: 3600, validate: IOTGW.emptyOr(IOTGW.check(type, IOTGW.numIn(1, 31536000), 'ttlSeconds')) },
+                outboxMaxEntries: { value: 10000, validate: IOTGW.emptyOr(IOTGW.check(type, IOTGW.intIn(1, 10000000), 'outboxMaxEntries')) },
+                outboxMaxBytes: { value: 67108864, validate: IOTGW.emptyOr(IOTGW.check(type, IOTGW.intIn(1024, 1099511627776), 'outboxMaxBytes')) },
+                whenFull: { value: 'reject', validate: IOTGW.emptyOr(IOTGW.oneOf(type, ['reject', 'drop-oldest'], 'whenFull')) }
+            };
+        },
+        /** In oneditprepare: an older node's empty settings shown as off and reject; the rows only with the outbox on. */
+        prepare: function (node) {
+            if (!node.outbox) { $('#node-input-outbox').val('off'); }
+            if (!node.whenFull) { $('#node-input-whenFull').val('reject'); }
+            IOTGW.showWhen('#node-input-outbox', '.iotgw-outbox-rows', function (el) { return el.val() === 'on'; });
+        }
+    };
+})();

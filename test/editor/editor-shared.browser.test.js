@@ -207,6 +207,35 @@ describe('shared editor code (resources/iotgw-editor.js)', function () {
     assert.ok(!out[1].includes('data-iotgw-options') && !out[1].includes(' options='));
   });
 
+  it('the three sending dialogs take the outbox block (IOTGW.outbox): the defaults and checks their own had, absent values valid, and its rows', function () {
+    // What each file had written out before (issue 45), as values each validator must accept or refuse.
+    const cases = {
+      outbox: [['off', 'on', '', undefined], ['maybe', 'ON']],
+      outboxName: [['', 'pumps', 'x'.repeat(200), '${OUTBOX}'], ['x'.repeat(201)]],
+      ttlSeconds: [['', 1, '3600', 31536000, 0.5 + 1, '${TTL}'], [0, '-1', 31536001, 'x']],
+      outboxMaxEntries: [['', 1, '10000', 10000000], [0, 2.5, 10000001, 'x']],
+      outboxMaxBytes: [['', 1024, '67108864', 1099511627776], [1023, 1.5, 1099511627777, 'x']],
+      whenFull: [['reject', 'drop-oldest', ''], ['drop', 'oldest']],
+    };
+    const values = { outbox: 'off', outboxName: '', ttlSeconds: 3600, outboxMaxEntries: 10000, outboxMaxBytes: 67108864, whenFull: 'reject' };
+    for (const type of ['iotgw-send-message', 'iotgw-terminal-mode', 'iotgw-cancel']) {
+      const d = definition(type);
+      for (const [key, [ok, bad]] of Object.entries(cases)) {
+        assert.equal(d.defaults[key].value, values[key], `${type} ${key}'s default`);
+        for (const v of ok) assert.equal(d.defaults[key].validate.call(node, v), true, `${type} ${key} accepts ${JSON.stringify(v)}`);
+        for (const v of bad) assert.notEqual(d.defaults[key].validate.call(node, v), true, `${type} ${key} refuses ${JSON.stringify(v)}`);
+      }
+      const html = fs.readFileSync(path.join(__dirname, '..', '..', 'nodes', `${type}.html`), 'utf8');
+      assert.ok(html.includes('<div data-iotgw-outbox></div>'), `${type}: the template takes the block`);
+    }
+    const { IOTGW: I, els } = load({ 'iotgw-o': '<div class="form-row" data-iotgw-row="gateway server"></div>\n    <div data-iotgw-outbox></div>' });
+    I.rows('iotgw-o', 'node-input');
+    const t = els['iotgw-o'].textContent;
+    for (const id of ['outbox', 'outboxName', 'ttlSeconds', 'outboxMaxEntries', 'outboxMaxBytes', 'whenFull']) assert.match(t, new RegExp(`id="node-input-${id}"`), id);
+    assert.match(t, /<div class="iotgw-outbox-rows">[\s\S]*node-input-whenFull[\s\S]*data-i18n="iotgw-o\.tip\.outbox"><\/div>\n {4}<\/div>/);
+    assert.match(t, /<option value="drop-oldest" data-i18n="iotgw-o\.label\.whenFullDrop">/);
+  });
+
   it('editor(): the rows expanded, a Name row last when the template has none, the label and the port labels asked for', function () {
     const { IOTGW: I, els } = load({ 'iotgw-e': '<div class="form-row" data-iotgw-row="gateway server"></div>', 'iotgw-n': '<div class="form-row" data-iotgw-row="name tag"></div>' });
     const d = I.editor('iotgw-e', 'input output');
