@@ -15,4 +15,23 @@ async function refused(promise, code) {
   assert.fail(`expected ${code}`);
 }
 
-module.exports = { refused };
+/**
+ * A simulator (limits off, a fleet of 2,500 terminals) and a TerminalClient of its demo account for
+ * each test of the suite; `use({sim, client})` gets them before each test.
+ */
+function terminalClientPerTest(use) {
+  const { startSimulator, TerminalClient } = require('../..');
+  let sim;
+  let client;
+  beforeEach(async () => {
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: 2500 } });
+    client = new TerminalClient({ baseUrl: sim.url, clientId: 'demo', clientSecret: 'demo-secret', rateLimitCalls: 0 });
+    use({ sim, client });
+  });
+  afterEach(async () => {
+    await client.close();
+    await sim.close();
+  });
+}
+
+module.exports = { refused, terminalClientPerTest };

@@ -5,24 +5,13 @@
  * of keyset order: BAD_RESPONSE naming what happened, within the page cap.
  */
 const assert = require('node:assert/strict');
-const path = require('node:path');
-
-const ROOT = path.resolve(__dirname, '..', '..', '..');
-const { startSimulator, TerminalClient } = require(ROOT);
-const { refused } = require('../../helpers/clients');
+const { refused, terminalClientPerTest } = require('../../helpers/clients');
 
 describe('TerminalClient.terminals(): a walk always ends (issue 43)', function () {
   this.timeout(60000);
   let sim;
   let client;
-  beforeEach(async () => {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: 2500 } });
-    client = new TerminalClient({ baseUrl: sim.url, clientId: 'demo', clientSecret: 'demo-secret', rateLimitCalls: 0 });
-  });
-  afterEach(async () => {
-    await client.close();
-    await sim.close();
-  });
+  terminalClientPerTest((t) => ({ sim, client } = t));
 
   const walk = async (options) => {
     let count = 0;

@@ -8,21 +8,14 @@ const assert = require('node:assert/strict');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
-const { startSimulator, TerminalClient } = require(ROOT);
-const { refused } = require('../../helpers/clients');
+const { TerminalClient } = require(ROOT);
+const { refused, terminalClientPerTest } = require('../../helpers/clients');
 
 describe('TerminalClient: inventory, look-ups, service information, many destinations, any call', function () {
   this.timeout(60000);
   let sim;
   let client;
-  beforeEach(async () => {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: 2500 } });
-    client = new TerminalClient({ baseUrl: sim.url, clientId: 'demo', clientSecret: 'demo-secret', rateLimitCalls: 0 });
-  });
-  afterEach(async () => {
-    await client.close();
-    await sim.close();
-  });
+  terminalClientPerTest((t) => ({ sim, client } = t));
 
   it('terminals() walks the inventory page by page; terminalsPage() one page; terminal() one, NOT_FOUND when unknown', async function () {
     const sizes = [];
