@@ -197,6 +197,12 @@ class OutboxNodeRunner implements OutboxUser {
     this.finish(o, msg, p);
   }
 
+  /** Another instance drains now: it emits the outcomes of the msgs this node followed; they end here (no output). */
+  onHandover(): void {
+    for (const p of this.pending.values()) p.done();
+    this.pending.clear();
+  }
+
   onState(s: OutboxState): void {
     this.lastState = s;
     this.show();
@@ -243,7 +249,9 @@ class OutboxNodeRunner implements OutboxUser {
       }
       await this.shared.opened;
       const receipt = await this.shared.outbox.accept(String(msg._msgid ?? ''), json, entries, opts);
-      this.pending.set(receipt.key, p);
+      // A fleet's instance that does not drain: the instance that sends it emits its outcome.
+      if (receipt.standby) p.done();
+      else this.pending.set(receipt.key, p);
     } catch (e) {
       const err = toGatewayError(e);
       if (err.statusCode !== undefined) msg.statusCode = err.statusCode;

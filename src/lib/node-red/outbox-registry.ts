@@ -40,6 +40,8 @@ export interface OutboxUser {
   onOutcome(o: MsgOutcome, owned: boolean): void;
   onState(s: OutboxState): void;
   onWarning(message: string): void;
+  /** A fleet: this instance no longer drains the outbox (the msgs it follows end on another instance, which emits their outcomes). */
+  onHandover?(): void;
 }
 
 export interface SharedOutbox {
@@ -177,6 +179,9 @@ function open(settings: OutboxSettings, first: User, userDir: string, wait: Prom
   });
   outbox.on('state', (s) => shared.users.forEach((u) => u.onState(s)));
   outbox.on('warning', (w) => shared.users[0]?.onWarning(w.message));
+  outbox.on('lease', (draining: boolean) => {
+    if (!draining) shared.users.forEach((u) => u.onHandover?.());
+  });
   shared.opened = (async () => {
     await wait;
     await outbox.open();

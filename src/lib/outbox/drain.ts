@@ -27,6 +27,8 @@ export interface DrainHost {
   readonly store: OutboxStore;
   readonly options: OutboxOptions;
   readonly closed: boolean;
+  /** Whether this instance drains (not closed; in a fleet, the lease holder). */
+  drains(): boolean;
   now(): number;
   changed(): void;
   /** Ends the waiting entries whose TTL ended; false when that could not be recorded. */
@@ -53,6 +55,7 @@ export class Drain {
   private timer?: NodeJS.Timeout;
   private waitUntil = 0;
   private level = 0;
+  private stopped = false;
 
   constructor(private readonly ob: DrainHost) {}
 
@@ -76,19 +79,22 @@ export class Drain {
 
   /** Starts the drain unless it runs (it looks at the queue again before it stops). */
   kick(): void {
-    if (this.running || this.ob.closed) return;
+    if (this.running || this.stopped || !this.ob.drains()) return;
     this.running = this.run().finally(() => {
       this.running = undefined;
     });
   }
 
+  /** For good (a fleet's engine that lost the lease makes a new Drain when it gains it again). */
   async stop(): Promise<void> {
+    this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
+    clearTimeout(this.timer);
   }
 
   private async run(): Promise<void> {
-    while (!this.ob.closed) {
+    while (!this.stopped && this.ob.drains()) {
       const wait = this.waitUntil - this.ob.now();
       if (wait > 0) return this.later(wait, 'backoff');
       if (this.unknown.size) {
@@ -152,6 +158,9 @@ export class Drain {
     }
     let outcomes: SendOutcome[];
     try {
+      // A fleet's holder that stalled after the mark and lost the lease meanwhile sends
+      // nothing: the new holder reconciles the mark (nothing created: sent again, once).
+      if (this.ob.store.holds && !this.ob.store.holds()) throw new Error('the outbox lease was lost before the request left');
       outcomes = await sender.send({ outbox: this.ob.name, kind: entries[0].kind, attempt, entries: loaded });
     } catch (err) {
       outcomes = entries.map(() => ({ result: 'unknown', reason: reasonOf(err) }));

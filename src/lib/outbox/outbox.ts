@@ -13,23 +13,25 @@
 import { EventEmitter } from 'node:events';
 import { badInput, GatewayError } from '../common/errors';
 import { Drain, type DrainHost } from './drain';
+import { adopt, adoptAll, Fleet, isFleetStore } from './fleet';
 import { makeKey } from './keys';
 import { SendQueue } from './queue';
 import { ENDED, EntryTable, OUT, WAITING } from './table';
 import type {
-  AcceptOptions, AcceptReceipt, EntryOutcome, JsonObject, JsonValue, MsgOutcome, NewEntry, OpenedStore, OutboxApi, OutboxEntry, OutboxOptions, OutboxState, OutboxStore, StoredMsg,
+  AcceptOptions, AcceptReceipt, EntryOutcome, JsonObject, JsonValue, MsgOutcome, NewEntry, OutboxApi, OutboxEntry, OutboxOptions, OutboxState, OutboxStore,
 } from './types';
 import { OUTBOX_KINDS } from './types';
 
 export const OUTBOX_DEFAULTS = { ttlSeconds: 3600, maxEntries: 10000, maxBytes: 64 * 1024 * 1024, whenFull: 'reject', batchMax: 100, priority: 4 } as const;
 
-
 export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
   readonly name: string;
   readonly store: OutboxStore;
-  readonly table = new EntryTable();
-  readonly queue = new SendQueue(this.table);
-  readonly drain: Drain;
+  table = new EntryTable();
+  queue = new SendQueue(this.table);
+  drain: Drain;
+  /** A fleet's store (Redis): only the lease holder drains (fleet.ts). */
+  readonly fleet?: Fleet;
   readonly now: () => number;
   readonly limits: { ttlSeconds: number; maxEntries: number; maxBytes: number; whenFull: 'reject' | 'drop-oldest' };
   /** Entries not ended, and bytes of msgs not forgotten. */
@@ -39,7 +41,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
   closed = false;
   private expiryTimer?: NodeJS.Timeout;
   private nextExpiry = Infinity;
-  private readonly emitting = new Set<Promise<void>>();
+  readonly emitting = new Set<Promise<void>>();
   private stateTimer?: NodeJS.Timeout;
   /** Accepts waiting for room (drop-oldest), so accepts reach the store in call order. */
   private admitting: Promise<unknown> = Promise.resolve();
@@ -58,53 +60,38 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
       whenFull: options.whenFull ?? OUTBOX_DEFAULTS.whenFull,
     };
     this.drain = new Drain(this);
+    if (isFleetStore(this.store)) this.fleet = new Fleet(this, this.store);
+  }
+
+  /** Whether this instance drains (always, but in a fleet whose lease another instance holds). */
+  drains(): boolean {
+    return !this.closed && (!this.fleet || this.fleet.active);
   }
 
   async open(): Promise<void> {
-    const found = this.store.openEach ? await this.store.openEach((m, es) => this.found(m, es)) : this.foundAll(await this.store.open());
-    const lost = found.lost.torn + found.lost.corrupt;
-    if (lost) {
-      const parts = [found.lost.torn ? `a torn last record` : '', found.lost.corrupt ? `${found.lost.corrupt} corrupt record(s)` : ''].filter(Boolean);
-      this.warn(`the outbox's store had ${parts.join(' and ')} (power lost mid-write?): that much was lost, every other entry was kept`);
+    if (this.fleet) {
+      this.opened = true;
+      return this.fleet.open();
     }
+    const found = this.store.openEach ? await this.store.openEach((m, es) => adopt(this, m, es)) : adoptAll(this, await this.store.open());
     this.opened = true;
+    this.started(found.lost);
+  }
+
+  /** After entries were loaded: what was lost said, the outcomes a crash left unemitted emitted, the drain started. */
+  started(lost: { torn: number; corrupt: number }): void {
+    this.lostRecords(lost);
     const done: string[] = [];
-    for (const first of this.table.byKey.slots()) if (this.table.open.get(first) === 0) done.push(this.table.keyOf(first));
+    for (const first of this.table.byKey.slots()) if (this.table.open.get(first) === 0 && !this.table.emitted.get(first)) done.push(this.table.keyOf(first));
     for (const key of done) this.track(this.emitOutcome(key));
     this.scheduleExpiry(this.queue.nextExpiry());
     this.changed();
     this.drain.kick();
   }
 
-  /** A store without openEach: its msgs and entries, grouped. */
-  private foundAll(found: OpenedStore): OpenedStore {
-    const byMsg = new Map<string, OutboxEntry[]>();
-    for (const e of found.entries) {
-      const list = byMsg.get(e.msgKey);
-      if (list) list.push(e);
-      else byMsg.set(e.msgKey, [e]);
-    }
-    for (const m of found.msgs) this.found(m, byMsg.get(m.key) ?? []);
-    return found;
-  }
-
-  /** One msg as the store found it, into the table (and the queue, or the drain's unknowns). */
-  private found(m: StoredMsg, entries: OutboxEntry[]): void {
-    const inOrder = entries.length === m.entryIds.length && entries.every((e, i) => e.id === m.entryIds[i]);
-    const byIndex = inOrder ? entries : m.entryIds.map((id) => entries.find((e) => e.id === id));
-    if (byIndex.some((e) => !e) || this.table.byKey.has(m.key)) return;
-    const list = byIndex as OutboxEntry[];
-    const first = this.table.add({ key: m.key, msgId: m.msgId, acceptedAt: m.acceptedAt, bytes: m.bytes, entries: list });
-    this.live.bytes += m.bytes;
-    list.forEach((e, i) => {
-      const slot = first + i;
-      const phase = e.state.phase === 'waiting' ? WAITING : e.state.phase === 'sending' ? OUT : ENDED;
-      if (phase !== WAITING || e.attempts > 0 || e.sentAt !== undefined) this.table.record(slot, e, phase);
-      if (phase === ENDED) this.table.open.set(first, this.table.open.get(first) - 1);
-      else this.live.entries++;
-      if (phase === WAITING) this.queue.insert(slot);
-      else if (e.state.phase === 'sending') this.drain.addUnknown(e.state.attempt, [e]);
-    });
+  private lostRecords(found: { torn: number; corrupt: number }): void {
+    const parts = [found.torn ? `a torn last record` : '', found.corrupt ? `${found.corrupt} corrupt record(s)` : ''].filter(Boolean);
+    if (parts.length) this.warn(`the outbox's store had ${parts.join(' and ')} (power lost mid-write?): that much was lost, every other entry was kept`);
   }
 
   async accept(msgId: string, json: JsonObject, entries: NewEntry[], opts: AcceptOptions = {}): Promise<AcceptReceipt> {
@@ -117,18 +104,25 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
     }));
     const msg = { key, msgId, json, acceptedAt: now, entryIds: list.map((e) => e.id) };
     const bytes = this.store.sizeOf(msg, list);
+    // A fleet's instance that does not drain accepts only: the store's bound is the guard.
+    if (this.fleet && !this.fleet.active) return this.fleet.acceptOnly(msg, list);
     // Several accepts may be in flight (the store commits them in groups): each reaches the
     // store in call order, at once when there is room, else after the accepts before it.
     if (this.waitingForRoom > 0 || !this.fits(list.length, bytes)) await this.inTurn(() => this.makeRoom(list.length, bytes));
     this.reserved.entries += list.length;
     this.reserved.bytes += bytes;
     let seq: number;
+    const gen = this.fleet?.accepting(key);
     try {
       seq = await this.store.accept(msg, list);
+    } catch (err) {
+      this.fleet?.own.delete(key);
+      throw err;
     } finally {
       this.reserved.entries -= list.length;
       this.reserved.bytes -= bytes;
     }
+    if (this.fleet && !this.fleet.accepted(key, seq, gen!)) return { key, ids: msg.entryIds, standby: true };
     list.forEach((e, i) => {
       e.seq = seq + i;
     });
@@ -153,6 +147,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
   }
 
   state(): OutboxState {
+    if (this.fleet && !this.fleet.active && !this.closed) return this.fleet.state();
     const unknown = this.drain.unknownCount();
     const waitingAt = this.queue.oldestAt();
     const unknownAt = this.drain.oldestUnknownAt();
@@ -166,6 +161,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.fleet?.close();
     clearTimeout(this.expiryTimer);
     clearTimeout(this.stateTimer);
     await this.drain.stop();
@@ -309,7 +305,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
   }
 
   /** Emits a msg's outcome once, then forgets it in the store. */
-  private async emitOutcome(key: string): Promise<void> {
+  async emitOutcome(key: string): Promise<void> {
     const t = this.table;
     const first = t.byKey.get(key);
     if (first === undefined || t.emitted.get(first)) return;
@@ -338,7 +334,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
     } catch {
       // Emitted, not forgotten: at the next open it is emitted again (at least once across a failure).
     }
-    this.forgotten(key, bytes);
+    if (this.table === t) this.forgotten(key, bytes);
   }
 
   private emitNow(outcome: MsgOutcome): void {
@@ -358,23 +354,23 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
     this.changed();
   }
 
-  private track(p: Promise<void>): Promise<void> {
+  track(p: Promise<void>): Promise<void> {
     const t = p.finally(() => this.emitting.delete(t));
     this.emitting.add(t);
     return t;
   }
 
-  private scheduleExpiry(at: number): void {
+  scheduleExpiry(at: number): void {
     clearTimeout(this.expiryTimer);
     this.nextExpiry = at;
-    if (at === Infinity || this.closed) return;
+    if (at === Infinity || !this.drains()) return;
     this.expiryTimer = setTimeout(() => void this.expire(), Math.max(0, at - this.now()) + 20);
     this.expiryTimer.unref();
   }
 
   /** Ends the waiting entries whose TTL ended (never sent after); false when that could not be recorded. */
   async expire(): Promise<boolean> {
-    if (this.closed) return true;
+    if (!this.drains()) return true;
     const now = this.now();
     const x = this.table.expiresAt;
     const gone = this.out(this.queue.removeWhere((s) => x.get(s) <= now));

@@ -173,6 +173,18 @@ export interface OutboxStore {
   forget(msgKeys: string[]): Promise<void>;
   figures(): StoreFigures;
   close(): Promise<void>;
+  /**
+   * A store shared by a fleet (Redis) has these four (fleet.ts): only the instance that holds
+   * the outbox's drain lease drains; the others accept only. `join()` takes part in the
+   * lease instead of open() (nothing read); `holds()` says whether this instance holds it
+   * now; `onLease` calls back when it is gained (true) or lost (false), and returns its
+   * removal; `openAfter(seq)` reads the msgs whose entries came after `seq` (accepted by
+   * any instance), as open() does (`nextSeq - 1` is the last seq it read through).
+   */
+  join?(): Promise<void>;
+  holds?(): boolean;
+  onLease?(listener: (held: boolean) => void): () => void;
+  openAfter?(seq: number): Promise<OpenedStore>;
 }
 
 /** One batch handed to the sender: entries of one kind, in order, with their items. */
@@ -241,6 +253,8 @@ export interface OutboxOptions {
   backoffMs?: { first: number; max: number };
   /** Wait before asking the reconciler again after `not-yet` (ms). Default 5000. */
   reconcileEveryMs?: number;
+  /** A fleet's store (fleet.ts): how often the drainer reads what other instances accepted (ms). Default 1000. */
+  refreshMs?: number;
   /** The clock (tests). */
   now?: () => number;
 }
@@ -254,6 +268,8 @@ export interface AcceptOptions {
 export interface AcceptReceipt {
   key: string;
   ids: string[];
+  /** A fleet's instance that does not drain now: another one sends the msg and emits its outcome. */
+  standby?: true;
 }
 
 /** One entry of a msg's outcome. */
@@ -331,4 +347,6 @@ export interface OutboxApi {
   on(event: 'outcome', listener: (o: MsgOutcome) => void): this;
   on(event: 'state', listener: (s: OutboxState) => void): this;
   on(event: 'warning', listener: (w: OutboxWarning) => void): this;
+  /** A fleet's store: this instance drains now (true: the lease gained, its entries loaded) or no longer (false). */
+  on(event: 'lease', listener: (draining: boolean) => void): this;
 }

@@ -16,9 +16,11 @@
  *   putting it back to waiting need the lease (else SHARED_STATE, reason 'fenced'), and a
  *   mark needs every entry still waiting (else reason 'stale'): two instances never send the
  *   same entry. Ending a waiting entry (EXPIRED, OUTBOX_FULL) needs no lease.
- * - Takeover: 'lease' events ('active' with the fence, 'standby', 'down'). The instance
- *   that becomes 'active' opens its engine again (a new Outbox on this store): open() then
- *   gives the entries the last holder left 'sending', which the engine reconciles.
+ * - Takeover: 'lease' events ('active' with the fence, 'standby', 'down'; `onLease`). The
+ *   engine (outbox/fleet.ts) joins the lease (`join`), and only the holder drains: when it
+ *   gains the lease it reads the store (`openAfter(0)`: the entries the last holder left
+ *   'sending' are reconciled), and while it holds it reads what the other instances
+ *   accepted (`openAfter(seq)`, every second).
  */
 import { EventEmitter } from 'node:events';
 import { GatewayError } from '../../common/errors';
@@ -97,9 +99,34 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
 
   /** Reads every live entry (in pages), then takes part in the lease. */
   async open(): Promise<OpenedStore> {
+    const found = await this.openAfter(0);
+    this.compete();
+    return found;
+  }
+
+  /** Takes part in the lease, nothing read (the engine of an instance that does not hold it keeps nothing: fleet.ts). */
+  async join(): Promise<void> {
+    this.check();
+    this.compete();
+  }
+
+  /** `listener(true)` when this instance gains the drain lease, `(false)` when it loses it; returns its removal. */
+  onLease(listener: (held: boolean) => void): () => void {
+    const on = (state: LeaseState): void => listener(state === 'active');
+    this.on('lease', on);
+    return () => this.off('lease', on);
+  }
+
+  /**
+   * The live entries after `seq` (in pages) and their msgs: what the other instances
+   * accepted since the drainer last read (fleet.ts). `nextSeq` is read with the last page:
+   * every entry up to `nextSeq - 1` was read, or forgotten before (seqs are given in the
+   * accept script together with its writes).
+   */
+  async openAfter(seq: number): Promise<OpenedStore> {
     this.check();
     const found: OpenedStore = { entries: [], msgs: [], nextSeq: 1, lost: { torn: 0, corrupt: 0 } };
-    let after = 0;
+    let after = seq;
     for (;;) {
       const page: Page = await this.call('reading the outbox', this.lua.page, [this.k.z, this.k.e, this.k.s, this.k.a, this.k.sa, this.k.mh, this.k.meta, this.k.seq], [after, this.opts.pageEntries ?? 5000, this.pageBytes], parsePage, false);
       this.figs = page.figures;
@@ -110,7 +137,6 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
       if (page.last === undefined) break;
       after = page.last;
     }
-    this.compete();
     return found;
   }
 

@@ -1,0 +1,214 @@
+/**
+ * An outbox shared by a fleet (issue 45; nodes.md "A fleet"): a store with a drain lease
+ * (Redis, RedisOutboxStore). Only the instance that holds the lease drains; the others
+ * accept only (the engine's checks, then the store's accept: its bound is the guard,
+ * OUTBOX_FULL), keep nothing in memory and run no TTL timer, so a non-holder never ends
+ * an entry that the holder sent (a second, wrong outcome).
+ *
+ * - Lease gained: the engine loads the store (`openAfter(0)`): the entries the last holder
+ *   left 'sending' are reconciled, the msgs it ended and did not forget are emitted, the
+ *   rest drains. Lease lost: the drain stops (an attempt in flight finishes; its records
+ *   are refused, 'fenced'), emissions in flight finish, memory is emptied.
+ * - While it drains, the holder reads what the other instances accepted: every `refreshMs`
+ *   (default 1 s) the msgs after the last seq it read through (`openAfter(seq)`). Chosen
+ *   over re-opening the whole store (100,000 entries read each time) and over a Redis
+ *   pub/sub (a message lost is an entry never sent); a read by seq costs one short script
+ *   when nothing is new. Seqs are given in the accept script with its writes, so once a read
+ *   saw the counter at N, every entry up to N is there or already forgotten.
+ * - The holder's own accepts go into its memory at once (`own`: their keys, so a read
+ *   that crosses them does not take them twice, also after they were forgotten).
+ * - Outcomes: the instance that sends a msg's entries emits its outcome (from the msg's
+ *   JSON as accepted, through its node with that outboxName). An instance that has no such
+ *   node has no engine for the outbox and never takes its lease.
+ */
+import { Drain, type DrainHost } from './drain';
+import { SendQueue } from './queue';
+import { ENDED, EntryTable, OUT, WAITING } from './table';
+import type { AcceptedMsg, AcceptReceipt, OpenedStore, OutboxEntry, OutboxState, OutboxStore, StoredMsg } from './types';
+
+/** What the fleet uses of its Outbox (an interface, so the two files import no circle). */
+export interface FleetHost extends DrainHost {
+  table: EntryTable;
+  queue: SendQueue;
+  drain: Drain;
+  live: { entries: number; bytes: number };
+  readonly emitting: Set<Promise<void>>;
+  warn(message: string): void;
+  emit(event: string, ...args: unknown[]): boolean;
+  /** After entries were loaded: the outcomes left unemitted emitted, the TTL timer set, the drain started. */
+  started(lost: { torn: number; corrupt: number }): void;
+  scheduleExpiry(at: number): void;
+}
+
+export type FleetStore = OutboxStore & Required<Pick<OutboxStore, 'join' | 'holds' | 'onLease' | 'openAfter'>>;
+
+export function isFleetStore(store: OutboxStore): store is FleetStore {
+  return typeof store.join === 'function' && typeof store.holds === 'function' && typeof store.onLease === 'function' && typeof store.openAfter === 'function';
+}
+
+/** One msg as the store found it, into the engine's table (and its queue, or the drain's unknowns). */
+export function adopt(ob: FleetHost, m: StoredMsg, entries: OutboxEntry[]): boolean {
+  const inOrder = entries.length === m.entryIds.length && entries.every((e, i) => e.id === m.entryIds[i]);
+  const byIndex = inOrder ? entries : m.entryIds.map((id) => entries.find((e) => e.id === id));
+  if (byIndex.some((e) => !e) || ob.table.byKey.has(m.key)) return false;
+  const list = byIndex as OutboxEntry[];
+  const first = ob.table.add({ key: m.key, msgId: m.msgId, acceptedAt: m.acceptedAt, bytes: m.bytes, entries: list });
+  ob.live.bytes += m.bytes;
+  list.forEach((e, i) => {
+    const slot = first + i;
+    const phase = e.state.phase === 'waiting' ? WAITING : e.state.phase === 'sending' ? OUT : ENDED;
+    if (phase !== WAITING || e.attempts > 0 || e.sentAt !== undefined) ob.table.record(slot, e, phase);
+    if (phase === ENDED) ob.table.open.set(first, ob.table.open.get(first) - 1);
+    else ob.live.entries++;
+    if (phase === WAITING) ob.queue.insert(slot);
+    else if (e.state.phase === 'sending') ob.drain.addUnknown(e.state.attempt, [e]);
+  });
+  return true;
+}
+
+/** A store's open() (msgs and entries apart), grouped by msg into the table; `skip` leaves msgs out. */
+export function adoptAll(ob: FleetHost, found: OpenedStore, skip?: (key: string) => boolean): OpenedStore {
+  const byMsg = new Map<string, OutboxEntry[]>();
+  for (const e of found.entries) {
+    const list = byMsg.get(e.msgKey);
+    if (list) list.push(e);
+    else byMsg.set(e.msgKey, [e]);
+  }
+  for (const m of found.msgs) if (!skip?.(m.key)) adopt(ob, m, byMsg.get(m.key) ?? []);
+  return found;
+}
+
+export class Fleet {
+  /** Holding the lease, loaded: this instance drains. */
+  active = false;
+  /** Bumped at each change of `active`: an accept that crossed one leaves memory alone. */
+  gen = 0;
+  /** The last seq read from the store (every entry up to it is in memory, or was forgotten). */
+  readThrough = 0;
+  /** This holder's own accepts: key -> first seq (Infinity while the store's accept runs). */
+  readonly own = new Map<string, number>();
+  private steps: Promise<void> = Promise.resolve();
+  private timer?: NodeJS.Timeout;
+  private unsubscribe?: () => void;
+  private closed = false;
+
+  constructor(
+    private readonly ob: FleetHost,
+    private readonly store: FleetStore,
+  ) {}
+
+  async open(): Promise<void> {
+    this.unsubscribe = this.store.onLease((held) => this.step(held ? () => this.gain() : () => this.lose()));
+    await this.store.join();
+    if (this.store.holds()) this.step(() => this.gain());
+    this.ob.changed();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.active = false;
+    this.gen++;
+    clearTimeout(this.timer);
+    this.unsubscribe?.();
+  }
+
+  /** Accepted by an instance that does not drain: in the store only. */
+  async acceptOnly(msg: AcceptedMsg, list: OutboxEntry[]): Promise<AcceptReceipt> {
+    await this.store.accept(msg, list);
+    this.ob.changed();
+    return { key: msg.key, ids: msg.entryIds, standby: true };
+  }
+
+  /** The holder's accept starts: its key is its own (a read that crosses it leaves it). */
+  accepting(key: string): number {
+    this.own.set(key, Infinity);
+    return this.gen;
+  }
+
+  /** Its store accept resolved: false when the lease changed meanwhile (it is then the store's alone). */
+  accepted(key: string, seq: number, gen: number): boolean {
+    if (gen !== this.gen || !this.active) {
+      this.own.delete(key);
+      return false;
+    }
+    this.own.set(key, seq);
+    return true;
+  }
+
+  /** Not draining: the fleet's figures as the store last saw them. */
+  state(): OutboxState {
+    const f = this.store.figures();
+    return { outbox: this.ob.name, waiting: f.entries, unknown: 0, bytes: f.bytes, phase: 'idle' };
+  }
+
+  /** Lease changes and reads, one at a time, in order. */
+  private step(run: () => Promise<void>): void {
+    this.steps = this.steps.then(run).catch((err: unknown) => {
+      this.ob.warn(`the outbox's fleet step failed (${(err as Error)?.message ?? String(err)}); it is tried again`.slice(0, 300));
+      if (this.active) this.later();
+      else if (this.store.holds()) setTimeout(() => this.step(() => this.gain()), this.every()).unref();
+    });
+  }
+
+  private async gain(): Promise<void> {
+    if (this.active || this.closed || !this.store.holds()) return;
+    const found = await this.store.openAfter(0);
+    if (this.closed || !this.store.holds()) return;
+    adoptAll(this.ob, found);
+    this.readThrough = found.nextSeq - 1;
+    this.active = true;
+    this.gen++;
+    this.ob.started(found.lost);
+    this.ob.emit('lease', true);
+    this.later();
+  }
+
+  private async lose(): Promise<void> {
+    if (!this.active) return;
+    this.active = false;
+    this.gen++;
+    clearTimeout(this.timer);
+    this.own.clear();
+    await this.reset();
+    this.readThrough = 0;
+    if (!this.closed) this.ob.emit('lease', false);
+  }
+
+  /** The lease lost: nothing in memory (the store keeps it all), nothing timed; a send or an emission in flight finishes first. */
+  private async reset(): Promise<void> {
+    const ob = this.ob;
+    ob.scheduleExpiry(Infinity);
+    await ob.drain.stop();
+    await Promise.allSettled([...ob.emitting]);
+    ob.table = new EntryTable();
+    ob.queue = new SendQueue(ob.table);
+    ob.drain = new Drain(ob);
+    ob.live = { entries: 0, bytes: 0 };
+    ob.changed();
+  }
+
+  /** What the other instances accepted since the last read, into memory. */
+  private async refresh(): Promise<void> {
+    if (!this.active || this.closed) return;
+    const gen = this.gen;
+    const found = await this.store.openAfter(this.readThrough);
+    if (gen !== this.gen || !this.active) return;
+    const before = this.ob.table.byKey.size;
+    adoptAll(this.ob, found, (key) => this.own.has(key));
+    this.readThrough = Math.max(this.readThrough, found.nextSeq - 1);
+    for (const [key, seq] of this.own) if (seq <= this.readThrough) this.own.delete(key);
+    if (this.ob.table.byKey.size !== before) this.ob.started(found.lost);
+    this.later();
+  }
+
+  private later(): void {
+    clearTimeout(this.timer);
+    if (!this.active || this.closed) return;
+    this.timer = setTimeout(() => this.step(() => this.refresh()), this.every());
+    this.timer.unref();
+  }
+
+  private every(): number {
+    return this.ob.options.refreshMs ?? 1000;
+  }
+}

@@ -1,0 +1,153 @@
+'use strict';
+/**
+ * An outbox shared by a fleet (issue 45; nodes.md "A fleet"), two engines on one Redis
+ * outbox through two connections (two instances), real redis-server: only the lease holder
+ * drains; msgs accepted by the other are sent by the holder once and their outcomes emitted
+ * once, there; when the holder's connection is cut during a send whose reply never comes,
+ * the other takes the lease, reconciles that send and drains the rest, nothing twice; a
+ * non-holder never ends EXPIRED an entry the holder sent; a holder that stalled after the
+ * mark and lost the lease lets no request leave.
+ */
+const assert = require('node:assert/strict');
+const { describeRedis } = require('../../helpers/redis');
+const { waitUntil } = require('../../helpers/wait');
+const { RedisConnection, AccountKeys, RedisOutboxStore } = require('../../../dist/lib/account/redis');
+const { Outbox } = require('../../../dist/lib/outbox/outbox');
+const { FakeGateway, entries: newEntries } = require('./fake-gateway');
+
+describeRedis('outbox in a fleet (issue 45, real redis-server)', function (ctx) {
+  this.timeout(120000);
+  const conns = [];
+  const engines = [];
+  let n = 0;
+  let keys;
+  let name;
+  let gw;
+  beforeEach(function () {
+    keys = AccountKeys.of('iotgw:', { baseUrl: 'http://127.0.0.1:1', clientId: `fleet-${++n}` });
+    name = `fleet-${n}`;
+    gw = new FakeGateway();
+  });
+  afterEach(async function () {
+    for (const ob of engines.splice(0)) await Promise.race([ob.close().catch(() => undefined), new Promise((r) => setTimeout(r, 3000))]);
+    await Promise.all(conns.splice(0).map((c) => c.close().catch(() => undefined)));
+  });
+
+  /** One instance: its connection, store and engine (outcomes, warnings and the gateway calls it made recorded). */
+  const instance = (label, { sender, ...opts } = {}) => {
+    const conn = new RedisConnection({ url: ctx.server.url, keyPrefix: 'iotgw:' });
+    conn.on('failure', () => {});
+    conns.push(conn);
+    const store = new RedisOutboxStore(conn, keys, name, { timeoutMs: 3000, leaseMs: 1000, instanceId: label });
+    const calls = [];
+    const base = sender ?? gw.sender('ok');
+    const ob = new Outbox({
+      name, store, reconciler: gw.reconciler(), backoffMs: { first: 5, max: 40 }, reconcileEveryMs: 10, batchMax: 10, refreshMs: 100,
+      sender: { ...(base.gatewayTime ? { gatewayTime: () => base.gatewayTime() } : {}), send: (batch) => (calls.push(batch.entries.map((e) => e.item.n)), base.send(batch)) },
+      ...opts,
+    });
+    Object.assign(ob, { conn, st: store, calls, outcomes: [], warnings: [] });
+    ob.on('outcome', (o) => ob.outcomes.push(o));
+    ob.on('warning', (w) => ob.warnings.push(w.message));
+    engines.push(ob);
+    return ob;
+  };
+  /** Holds the lease and drains (an engine without the fleet layer: holds the lease). */
+  const drains = (ob) => ob.st.holds() && (!ob.fleet || ob.fleet.active);
+  const accept = async (ob, i, count = 1, opts) => {
+    const e = newEntries(count);
+    await ob.accept(`m${i}`, { topic: `t${i}` }, e, opts);
+    return e.map((x) => x.item.n);
+  };
+  const createdOnce = (items) => {
+    for (const x of items) assert.equal(gw.created.get(x), 1, `item ${x} created once (${gw.created.get(x) ?? 0})`);
+  };
+
+  it('msgs accepted on an instance that does not hold the lease are sent by the holder once, and their outcomes emitted once, there', async function () {
+    const a = instance('a');
+    await a.open();
+    await waitUntil(() => drains(a), 30000, 'A holds the lease and drains');
+    const b = instance('b');
+    await b.open();
+    const items = [];
+    const fromB = [];
+    for (let i = 0; i < 20; i++) {
+      const ob = i % 4 === 3 ? a : b;
+      const got = await accept(ob, i, 2);
+      items.push(...got);
+      if (ob === b) fromB.push(`t${i}`);
+    }
+    await waitUntil(() => a.outcomes.length === 20, 30000, () => `A emits all twenty outcomes (${a.outcomes.length})`);
+    await new Promise((r) => setTimeout(r, 500)); // a second outcome would come within a few refreshes
+    assert.equal(a.outcomes.length, 20, 'each msg once');
+    assert.equal(new Set(a.outcomes.map((o) => o.key)).size, 20);
+    assert.deepEqual(b.outcomes, [], 'B sent nothing, so it emits nothing');
+    assert.deepEqual(b.calls, [], 'B made no gateway call');
+    createdOnce(items);
+    const byTopic = new Map(a.outcomes.map((o) => [o.json.topic, o]));
+    for (const t of fromB) assert.ok(byTopic.get(t).entries.every((e) => e.outcome.result === 'accepted'), `${t} accepted on B, its outcome from its JSON on A`);
+  });
+
+  it('the holder\'s connection cut during a send whose reply never comes: the other instance takes the lease, reconciles that send and drains the rest, nothing twice', async function () {
+    let hang = false;
+    const a = instance('a', { sender: { send: (batch) => (hang ? gw.sender('ok').send(batch).then(() => new Promise(() => {})) : gw.sender('ok').send(batch)) } });
+    await a.open();
+    await waitUntil(() => drains(a), 30000, 'A holds the lease and drains');
+    const b = instance('b');
+    await b.open();
+    const items = [];
+    for (let i = 0; i < 10; i++) items.push(...(await accept(i % 2 ? b : a, i, 2)));
+    await waitUntil(() => a.outcomes.length === 10, 30000, 'the first ten through A');
+    hang = true; // the next send reaches the gateway (created), its reply never comes
+    for (let i = 10; i < 30; i++) items.push(...(await accept(i % 2 ? b : a, i, 2)));
+    await waitUntil(() => a.calls.length > 5, 30000, 'A sends, and hangs');
+    assert.ok(!drains(b), 'B only accepted so far');
+    a.conn.client.disconnect(); // A is cut off from Redis (as if dead)
+    await waitUntil(() => b.outcomes.length + a.outcomes.length - 10 === 20, 60000, () => `the other twenty through B (${b.outcomes.length})`);
+    await new Promise((r) => setTimeout(r, 500));
+    createdOnce(items);
+    const keysOf = (ob) => ob.outcomes.map((o) => o.key);
+    const all = [...keysOf(a), ...keysOf(b)];
+    assert.equal(all.length, 30, 'thirty outcomes');
+    assert.equal(new Set(all).size, 30, 'each msg once, on one instance');
+    for (const o of b.outcomes) for (const r of o.entries) assert.equal(r.outcome.result, 'accepted', `${o.json.topic}`);
+    assert.equal(b.st.figures().entries, 0);
+  });
+
+  it('an instance that does not hold the lease never ends EXPIRED an entry that the holder sent', async function () {
+    // The holder marks the send after 0.5 s (B opens meanwhile, the entries waiting); the
+    // gateway answers 2 s later, past the entries' TTL (1 s).
+    const slow = { gatewayTime: () => new Promise((r) => setTimeout(r, 500)), send: (batch) => new Promise((r) => setTimeout(r, 2000)).then(() => gw.sender('ok').send(batch)) };
+    const a = instance('a', { sender: slow });
+    await a.open();
+    await waitUntil(() => drains(a), 30000, 'A holds the lease and drains');
+    const items = await accept(a, 0, 4, { ttlSeconds: 1 }); // one batch
+    const b = instance('b');
+    await b.open(); // it opens before A's mark; A's send is in flight when the TTL runs out
+    await waitUntil(() => a.outcomes.length === 1, 30000, 'A emits the outcome');
+    await new Promise((r) => setTimeout(r, 2500)); // B's TTL timer has had its chances
+    assert.deepEqual(b.outcomes.map((o) => o.entries.map((e) => e.outcome.result)), [], 'B emits no outcome (no second, wrong one)');
+    for (const o of a.outcomes) for (const r of o.entries) assert.equal(r.outcome.result, 'accepted');
+    createdOnce(items);
+  });
+
+  it('a holder that stalled after marking a send and lost the lease meanwhile lets no request leave; the new holder sends it once', async function () {
+    const a = instance('a');
+    await a.open();
+    await waitUntil(() => drains(a), 30000, 'A holds the lease and drains');
+    const b = instance('b');
+    await b.open();
+    // A stalls right after its mark (a long GC, a frozen VM) until its lease has run out.
+    const mark = a.st.markSending.bind(a.st);
+    a.st.markSending = async (...args) => {
+      await mark(...args);
+      a.conn.client.disconnect();
+      await waitUntil(() => !a.st.holds(), 30000, 'A\'s lease ran out');
+    };
+    const items = await accept(b, 0, 3);
+    await waitUntil(() => b.outcomes.length === 1, 60000, 'B takes over and emits the msg');
+    assert.deepEqual(a.calls, [], 'no request left A after its lease ended');
+    assert.deepEqual(b.outcomes[0].entries.map((e) => e.outcome.result), ['accepted', 'accepted', 'accepted']);
+    createdOnce(items);
+  });
+});
