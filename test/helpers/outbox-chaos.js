@@ -136,7 +136,10 @@ node.send([out[0], out[1], out[2], null]);
 msg.payload = 'fed';
 return [null, null, null, msg];`;
   const sending = [['send', 'iotgw-send-message', { transportType: '', messageLifetime: '', messageClass: '', maxRawBytes: 1023 }], ['mode', 'iotgw-terminal-mode', { mode: 0, wakeupInterval: 0, family: 'any' }], ['cancel', 'iotgw-cancel', {}]];
-  return [
+  // Flow nodes have a place (x, y): without one the runtime takes a node for a config node, and
+  // a config node whose id is a type name (catch) would depend on itself at the next start.
+  const placed = (nodes) => nodes.map((n, i) => (n.z ? { x: 200, y: 40 * (i + 1), ...n } : n));
+  return placed([
     { id: 'tab1', type: 'tab', label: 'outbox chaos' },
     childGateway(sim, { rateLimitCalls: 10, rateLimitWindowSeconds: 1, maxConcurrent: 3, timeoutSeconds: 5, ...gateway }),
     { id: 'feed', z: 'tab1', type: 'http in', url: '/chaos/feed', method: 'post', upload: false, wires: [['route']] },
@@ -145,11 +148,11 @@ return [null, null, null, msg];`;
     ...sending.map(([id, type, props]) => ({ id, z: 'tab1', type, gateway: 'gw1', ...props, ...outboxSettings(`chaos-${id}`), wires: [['ok'], ['rej']] })),
     recorder('ok', "{ t: 'ok', id: msg.chaosId, outbox: msg.outbox }"),
     recorder('rej', "{ t: 'rej', id: msg.chaosId, p: JSON.stringify(msg.payload).slice(0, 200) }"),
-    { id: 'catch', z: 'tab1', type: 'catch', scope: ['send', 'mode', 'cancel'], uncaught: false, wires: [['err']] },
+    { id: 'caught', z: 'tab1', type: 'catch', scope: ['send', 'mode', 'cancel'], uncaught: false, wires: [['err']] },
     recorder('err', "{ t: 'err', id: msg.chaosId, code: msg.error && msg.error.code, m: String(msg.error && msg.error.message).slice(0, 200) }"),
-    { id: 'complete', z: 'tab1', type: 'complete', scope: ['send', 'mode', 'cancel'], uncaught: false, wires: [['done']] },
+    { id: 'completed', z: 'tab1', type: 'complete', scope: ['send', 'mode', 'cancel'], uncaught: false, wires: [['done']] },
     recorder('done', "{ t: 'done', id: msg.chaosId }"),
-  ];
+  ]);
 }
 
 /** The records the flow wrote (a torn last line after a kill is counted, not read). */
