@@ -1,0 +1,263 @@
+'use strict';
+/**
+ * The outbox chaos run's parts (issue 45, "Proof"): the plan of input msgs (seeded), the
+ * child Node-RED's flow, what the flow recorded, what the outbox kept on disk, and the
+ * checks at the end. test/flows/outbox.chaos.child.test.js drives them.
+ *
+ * Every entry carries a payload of its own (RawPayload bytes 128, 1, then its number; a mode
+ * entry a (destination, mode, wake-up) pair of its own; a cancellation a message of its own),
+ * so the simulator's creation counts (src/simulator/terminal-creations.ts) say for each entry
+ * how many times the gateway created it, and its message IDs (increasing) the order.
+ */
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { childGateway } = require('./child-red');
+const { creationKey, modePayload } = require('../../dist/simulator/terminal-creations');
+
+/** mulberry32: the run is replayed from its seed. */
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** `count` terminals of the demo account, registered, online (or offline: `online` false), in PrimeID order. */
+function demoTerminals(sim, count, online) {
+  const out = [];
+  for (let i = 0; out.length < count && i < 3000; i++) {
+    const s = sim.terminal.fleet.at(i);
+    const t = s && sim.terminal.terminals.get(s.id);
+    if (t && t.account === 'demo' && s.registered === 1 && t.online === online) out.push(t);
+  }
+  if (out.length < count) throw new Error(`the fleet has ${out.length} such terminals, not ${count}`);
+  return out;
+}
+
+/** The (mode, wake-up) pairs a terminal of `family` accepts, shuffled. */
+function modePairs(family, random) {
+  const pairs = [];
+  for (let mode = 0; mode <= (family === 'IDP' ? 1 : 3); mode++) {
+    for (let w = 0; w <= (family === 'IDP' && mode === 1 ? 10 : 15); w++) pairs.push([mode, w]);
+  }
+  for (let i = pairs.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [pairs[i], pairs[j]] = [pairs[j], pairs[i]];
+  }
+  return pairs;
+}
+
+const rawOf = (n) => {
+  const b = Buffer.alloc(6);
+  b[0] = 128;
+  b[1] = 1;
+  b.writeUInt32BE(n, 2);
+  return [...b];
+};
+
+/**
+ * The plan: input msgs until they hold `entries` entries, each msg {id, kind (node: send,
+ * mode, cancel), payload, priority?, ttl?, entries: [{outbox, dests, key(dest)}]}. Kinds:
+ * one or a few messages to single destinations, a `Destinations` message (2 to 5), a mode
+ * change, a cancellation of one of `cancelTargets` (message IDs, each cancelled once).
+ */
+function makePlan({ seed, entries, dests, cancelTargets }) {
+  const random = rng(seed);
+  const pick = (a) => a[Math.floor(random() * a.length)];
+  const pairs = new Map(dests.map((t) => [t.id, modePairs(t.family, random)]));
+  const targets = [...cancelTargets];
+  const msgs = [];
+  let n = 0;
+  let total = 0;
+  while (total < entries) {
+    const id = `c${msgs.length}`;
+    const r = random();
+    const m = { id };
+    if (r < 0.55) {
+      const count = random() < 0.7 ? 1 : 2 + Math.floor(random() * 3);
+      const items = [];
+      for (let i = 0; i < count; i++) items.push({ DestinationID: pick(dests).id, RawPayload: rawOf(n++) });
+      Object.assign(m, { kind: 'send', payload: count === 1 ? items[0] : items, entries: items.map((it) => ({ outbox: 'send', dests: [it.DestinationID], raw: it.RawPayload })) });
+    } else if (r < 0.7) {
+      const set = new Set();
+      const k = 2 + Math.floor(random() * 4);
+      while (set.size < k) set.add(pick(dests).id);
+      const raw = rawOf(n++);
+      Object.assign(m, { kind: 'send', payload: { Destinations: [...set], RawPayload: raw }, entries: [{ outbox: 'send', dests: [...set], raw }] });
+    } else if (r < 0.88 || targets.length === 0) {
+      let t = pick(dests);
+      for (let tries = 0; pairs.get(t.id).length === 0 && tries < 1000; tries++) t = pick(dests);
+      const [mode, w] = pairs.get(t.id).pop();
+      Object.assign(m, { kind: 'mode', payload: { DestinationID: t.id, Mode: mode, WakeupInterval: w }, entries: [{ outbox: 'mode', dests: [t.id], mode: [mode, w] }] });
+    } else {
+      const target = targets.pop();
+      Object.assign(m, { kind: 'cancel', payload: target, entries: [{ outbox: 'cancel', cancel: target }] });
+    }
+    if (random() < 0.6) m.priority = Math.floor(random() * 10);
+    if (random() < 0.1) m.ttl = 3600;
+    total += m.entries.length;
+    msgs.push(m);
+  }
+  return msgs;
+}
+
+/** An entry's creation key for destination `dest` (terminal-creations.ts's). */
+function entryKey(e, dest) {
+  return e.mode ? creationKey(dest, modePayload(e.mode[0], e.mode[1])) : creationKey(dest, { RawPayload: e.raw });
+}
+
+/** The settings of a sending node with its outbox on (shared/spec/nodes.md). */
+const outboxSettings = (name) => ({ outbox: 'on', outboxName: name, ttlSeconds: 3600, outboxMaxEntries: 10000, outboxMaxBytes: 67108864, whenFull: 'reject' });
+
+/** A function node (tab1) appending one JSON line per msg: `expr` the object. */
+const recorder = (id, expr) => ({ id, z: 'tab1', type: 'function', func: `global.get('append')(JSON.stringify(${expr}) + '\\n');\nreturn null;`, outputs: 0, wires: [] });
+
+/**
+ * The flow: POST /chaos/feed with an array of planned msgs -> one msg each to its sending node
+ * (outbox on) -> output 1 "ok", output 2 "rej", a Catch of the three "err", a Complete "done";
+ * each a line through the synchronous append (child-red.js), with the msg's chaosId.
+ * `gateway`: props of the account (gw1).
+ */
+function chaosFlows(sim, gateway = {}) {
+  const route = `const out = [[], [], []];
+const at = { send: 0, mode: 1, cancel: 2 };
+for (const m of msg.payload) {
+  const o = { chaosId: m.id, topic: m.id, payload: m.payload };
+  if (m.priority !== undefined) o.priority = m.priority;
+  if (m.ttl !== undefined) o.ttl = m.ttl;
+  out[at[m.kind]].push(o);
+}
+node.send([out[0], out[1], out[2], null]);
+msg.payload = 'fed';
+return [null, null, null, msg];`;
+  const sending = [['send', 'iotgw-send-message', { transportType: '', messageLifetime: '', messageClass: '', maxRawBytes: 1023 }], ['mode', 'iotgw-terminal-mode', { mode: 0, wakeupInterval: 0, family: 'any' }], ['cancel', 'iotgw-cancel', {}]];
+  // Flow nodes have a place (x, y): without one the runtime takes a node for a config node, and
+  // a config node whose id is a type name (catch) would depend on itself at the next start.
+  const placed = (nodes) => nodes.map((n, i) => (n.z ? { x: 200, y: 40 * (i + 1), ...n } : n));
+  return placed([
+    { id: 'tab1', type: 'tab', label: 'outbox chaos' },
+    childGateway(sim, { rateLimitCalls: 10, rateLimitWindowSeconds: 1, maxConcurrent: 3, timeoutSeconds: 5, ...gateway }),
+    { id: 'feed', z: 'tab1', type: 'http in', url: '/chaos/feed', method: 'post', upload: false, wires: [['route']] },
+    { id: 'route', z: 'tab1', type: 'function', func: route, outputs: 4, wires: [['send'], ['mode'], ['cancel'], ['fedres']] },
+    { id: 'fedres', z: 'tab1', type: 'http response', statusCode: '200', wires: [] },
+    ...sending.map(([id, type, props]) => ({ id, z: 'tab1', type, gateway: 'gw1', ...props, ...outboxSettings(`chaos-${id}`), wires: [['ok'], ['rej']] })),
+    recorder('ok', "{ t: 'ok', id: msg.chaosId, outbox: msg.outbox }"),
+    recorder('rej', "{ t: 'rej', id: msg.chaosId, p: JSON.stringify(msg.payload).slice(0, 200) }"),
+    { id: 'caught', z: 'tab1', type: 'catch', scope: ['send', 'mode', 'cancel'], uncaught: false, wires: [['err']] },
+    recorder('err', "{ t: 'err', id: msg.chaosId, code: msg.error && msg.error.code, m: String(msg.error && msg.error.message).slice(0, 200) }"),
+    { id: 'completed', z: 'tab1', type: 'complete', scope: ['send', 'mode', 'cancel'], uncaught: false, wires: [['done']] },
+    recorder('done', "{ t: 'done', id: msg.chaosId }"),
+  ]);
+}
+
+/** The records the flow wrote (a torn last line after a kill is counted, not read). */
+function readRecords(file) {
+  const out = { lines: [], torn: 0 };
+  if (!fs.existsSync(file)) return out;
+  for (const l of fs.readFileSync(file, 'utf8').split('\n')) {
+    if (!l) continue;
+    try {
+      out.lines.push(JSON.parse(l));
+    } catch {
+      out.torn++;
+    }
+  }
+  return out;
+}
+
+/** chaosId -> outcome records (ok, rej, err). */
+function outcomesById(records) {
+  const by = new Map();
+  for (const r of records.lines) {
+    if (r.t === 'done') continue;
+    const list = by.get(r.id) ?? [];
+    list.push(r);
+    by.set(r.id, list);
+  }
+  return by;
+}
+
+/**
+ * The chaosIds of the msgs the outboxes of user directory `userDir` hold on disk (read from a
+ * copy, with the file store itself, while Node-RED is dead): accepted, whatever the flow saw.
+ */
+async function keptOnDisk(userDir) {
+  const { FileOutboxStore } = require('../../dist/lib/outbox/file-store');
+  const root = path.join(userDir, 'iotgw-outbox');
+  const ids = new Set();
+  if (!fs.existsSync(root)) return ids;
+  const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-oxcopy-'));
+  try {
+    for (const name of fs.readdirSync(root)) {
+      const dir = path.join(copy, name);
+      fs.cpSync(path.join(root, name), dir, { recursive: true });
+      const store = new FileOutboxStore(dir);
+      const opened = await store.open();
+      for (const m of opened.msgs) {
+        const json = await store.msgJson(m.key);
+        if (json && typeof json.chaosId === 'string') ids.add(json.chaosId);
+      }
+      await store.close();
+    }
+  } finally {
+    fs.rmSync(copy, { recursive: true, force: true });
+  }
+  return ids;
+}
+
+/** Did the gateway create (or cancel) anything of msg `m`? */
+function touchedAtGateway(sim, m) {
+  const c = sim.terminal.creations;
+  return m.entries.some((e) => (e.cancel ? (c.cancels.get(e.cancel)?.asked ?? 0) > 0 : e.dests.some((d) => c.count(d, e.mode ? modePayload(e.mode[0], e.mode[1]) : { RawPayload: e.raw }) > 0)));
+}
+
+/**
+ * What the end of a run shows, each a list of problems (empty when the promise held):
+ * - `ended`: each msg ended exactly once, on output 1 (no entry of the plan is rejected);
+ * - `created`: each entry created exactly once at each of its destinations;
+ * - `order`: per outbox, destination and priority, the gateway's message IDs rise in acceptance
+ *   order (`acceptedAt(id)`: the feed that got the msg accepted, then the item's place);
+ * - `cancelled`: each target cancelled exactly once; `expired`: none (every TTL had time).
+ */
+function verdict(sim, plan, records, acceptedAt) {
+  const by = outcomesById(records);
+  const c = sim.terminal.creations;
+  const created = new Map(c.list().map((x) => [creationKey(x.DestinationID, x), x]));
+  const v = { ended: [], created: [], order: [], cancelled: [], expired: [] };
+  const lines = new Map();
+  for (const m of plan) {
+    const got = by.get(m.id) ?? [];
+    if (got.length !== 1 || got[0].t !== 'ok') v.ended.push(`${m.id}: ${got.length ? got.map((r) => `${r.t}${r.code ? ` ${r.code}` : ''}${r.m ? ` "${r.m}"` : ''}`).join(', ') : 'no outcome'}`);
+    if (got.some((r) => r.t === 'err' && /EXPIRED|TTL ended/.test(`${r.code} ${r.m}`))) v.expired.push(m.id);
+    m.entries.forEach((e, i) => {
+      if (e.cancel) {
+        const n = c.cancels.get(e.cancel)?.cancelled ?? 0;
+        if (n !== 1) v.cancelled.push(`${m.id}: message ${e.cancel} cancelled ${n} times`);
+        return;
+      }
+      for (const d of e.dests) {
+        const x = created.get(entryKey(e, d));
+        if (!x || x.count !== 1) v.created.push(`${m.id}[${i}] to ${d}: created ${x ? x.count : 0} times`);
+        if (!x) continue;
+        const line = `${e.outbox} ${d} p${m.priority ?? 4}`;
+        if (!lines.has(line)) lines.set(line, []);
+        lines.get(line).push({ at: acceptedAt(m.id) * 1000 + i, gw: BigInt(x.ids[0]), what: `${m.id}[${i}]` });
+      }
+    });
+  }
+  for (const [line, list] of lines) {
+    list.sort((a, b) => a.at - b.at);
+    for (let i = 1; i < list.length; i++) if (list[i].gw < list[i - 1].gw) v.order.push(`${line}: ${list[i].what} (ID ${list[i].gw}) created before ${list[i - 1].what} (ID ${list[i - 1].gw}), accepted before it`);
+  }
+  return v;
+}
+
+/** The first few of a list of problems, and how many. */
+const some = (list, n = 8) => (list.length ? `${list.length}: ${list.slice(0, n).join('; ')}${list.length > n ? '; ...' : ''}` : 'none');
+
+module.exports = { rng, demoTerminals, makePlan, entryKey, chaosFlows, readRecords, outcomesById, keptOnDisk, touchedAtGateway, verdict, some };
