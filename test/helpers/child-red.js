@@ -227,6 +227,18 @@ function holdCall(sim, route, skip, ms = 120000) {
 }
 const held = (fault, what = 'the held call') => waitFor(() => fault.hits > 0, 60000, what);
 
+/**
+ * How many lines `file` holds (its newlines; 0 if it is not there yet): a cheap first test for a
+ * wait checked every 25 ms before the one that parses every line.
+ */
+function lineCount(file) {
+  if (!fs.existsSync(file)) return 0;
+  const buf = fs.readFileSync(file);
+  let n = 0;
+  for (let i = buf.indexOf(10); i !== -1; i = buf.indexOf(10, i + 1)) n++;
+  return n;
+}
+
 /** The lines a flow appended to `file` (through `global.get('append')`), each split on spaces. */
 function recordLines(file) {
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => l.split(' ')) : [];
@@ -409,4 +421,4 @@ function fleetFlows(sim, redis, nodes) {
   ];
 }
 
-module.exports = { ChildRed, makeUserDir, addAdminAuth, freePort, waitFor, holdCall, held, drained, backlogMissing, recordLines, childGateway, statusPoller, appendNode, RedFleet, fleetPerTest, fleetPerFile, fleetFlows, authRedPerSuite };
+module.exports = { ChildRed, makeUserDir, addAdminAuth, freePort, waitFor, holdCall, held, drained, backlogMissing, lineCount, recordLines, childGateway, statusPoller, appendNode, RedFleet, fleetPerTest, fleetPerFile, fleetFlows, authRedPerSuite };

@@ -8,7 +8,7 @@
  * most one reply (500 records) comes again, and the shared budget provokes no 429.
  */
 const assert = require('node:assert/strict');
-const { waitFor, drained, backlogMissing, recordLines, statusPoller, appendNode, fleetPerTest, fleetFlows } = require('../helpers/child-red');
+const { waitFor, drained, backlogMissing, lineCount, recordLines, statusPoller, appendNode, fleetPerTest, fleetFlows } = require('../helpers/child-red');
 const { describeRedis } = require('../helpers/redis');
 
 const BACKLOG = 6000;
@@ -31,7 +31,7 @@ describeRedis('fleet: two Node-RED instances, one account, Redis (child Node-RED
     await waitFor(() => read(recordsFile).length > 0, 30000, 'A to start polling');
     const b = await startRed('B');
     await b.deploy(flows(sim, ctx.server.url));
-    await waitFor(() => read(recordsFile).length >= BACKLOG * 0.4, 60000, '40% of the backlog');
+    await waitFor(() => lineCount(recordsFile) >= BACKLOG * 0.4 && read(recordsFile).length >= BACKLOG * 0.4, 60000, '40% of the backlog');
     const beforeKill = read(recordsFile);
     assert.equal(beforeKill.filter((r) => r.tag === 'B').length, 0, 'B stood by while A was active');
     const tKill = Date.now();
@@ -39,7 +39,7 @@ describeRedis('fleet: two Node-RED instances, one account, Redis (child Node-RED
     const atKill = read(recordsFile).length;
     await waitFor(() => read(recordsFile).some((r) => r.tag === 'B'), 90000, 'B to take over');
     const takeoverS = (Date.now() - tKill) / 1000;
-    const all = await drained(() => new Set(read(recordsFile).map((r) => r.id)).size >= BACKLOG, () => read(recordsFile), { what: 'the backlog to drain' });
+    const all = await drained(() => lineCount(recordsFile) >= BACKLOG && new Set(read(recordsFile).map((r) => r.id)).size >= BACKLOG, () => read(recordsFile), { what: 'the backlog to drain' });
     const ids = new Set(all.map((r) => r.id));
     const missing = backlogMissing(ids, BACKLOG);
     const repeated = all.length - ids.size;

@@ -18,7 +18,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { startSimulator } = require('../../dist/simulator');
-const { waitFor, holdCall, held, drained, backlogMissing, recordLines, childGateway, statusPoller, appendNode, RedFleet } = require('../helpers/child-red');
+const { waitFor, holdCall, held, drained, backlogMissing, lineCount, recordLines, childGateway, statusPoller, appendNode, RedFleet } = require('../helpers/child-red');
 
 // 20 replies of 500 (each reply's last second comes again: 400 new records a reply); the stop
 // comes after 4,100 records, so 10 full replies follow it.
@@ -36,14 +36,6 @@ function flows(sim) {
 }
 
 const readRecords = (file) => recordLines(file).map(([id, day, time]) => ({ id, utc: `${day} ${time}` }));
-
-function lineCount(file) {
-  if (!fs.existsSync(file)) return 0;
-  const buf = fs.readFileSync(file);
-  let n = 0;
-  for (let i = 0; i < buf.length; i++) if (buf[i] === 10) n++;
-  return n;
-}
 
 /** The mark as the poller's own file has it on disk (undefined before the first write). */
 function markOnDisk(userDir) {

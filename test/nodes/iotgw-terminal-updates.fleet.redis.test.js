@@ -10,7 +10,7 @@
  * each test has its own simulator and key prefix.
  */
 const assert = require('node:assert/strict');
-const { waitFor, drained, recordLines, appendNode, fleetPerFile, fleetFlows } = require('../helpers/child-red');
+const { waitFor, drained, lineCount, recordLines, appendNode, fleetPerFile, fleetFlows } = require('../helpers/child-red');
 const { describeRedis } = require('../helpers/redis');
 
 const FLEET = 3000; // the simulator's default fleet
@@ -40,7 +40,8 @@ describeRedis('terminal updates fleet: two Node-RED instances, one account, Redi
     const b = await run.fleet.running('B');
     await b.deploy(flowB);
     if (standby) await waitFor(() => read(file).some((r) => r.tag === 'B' && r.kind === 'S' && r.value.startsWith('standby')), 60000, 'B to show standby');
-    const enough = standby ? () => new Set(updates(file).map((r) => r.value)).size >= FLEET : () => ['A', 'B'].every((t) => updates(file).filter((r) => r.tag === t).length >= FLEET);
+    const everyUpdate = standby ? () => new Set(updates(file).map((r) => r.value)).size >= FLEET : () => ['A', 'B'].every((t) => updates(file).filter((r) => r.tag === t).length >= FLEET);
+    const enough = () => lineCount(file) >= (standby ? FLEET : 2 * FLEET) && everyUpdate();
     const all = await drained(enough, () => updates(file), { ms: 120000, what: 'every update', settleMs: 3000 });
     return { all, byA: all.filter((r) => r.tag === 'A'), byB: all.filter((r) => r.tag === 'B') };
   }
@@ -90,7 +91,7 @@ describeRedis('terminal updates fleet: two Node-RED instances, one account, Redi
       const got = updates(file);
       return `${new Set(got.map((r) => r.value)).size} of ${FLEET} terminals (${got.length} msgs: A ${got.filter((r) => r.tag === 'A').length}, B ${got.filter((r) => r.tag === 'B').length}); ${red.lastLines()}`;
     };
-    const all = await drained(() => new Set(updates(file).map((r) => r.value)).size >= FLEET, () => updates(file), { ms: 120000, what: 'every update', detail });
+    const all = await drained(() => lineCount(file) >= FLEET && new Set(updates(file).map((r) => r.value)).size >= FLEET, () => updates(file), { ms: 120000, what: 'every update', detail });
     assert.equal(all.length, FLEET, 'each update once');
     const emitter = all[0].tag;
     assert.ok(all.every((r) => r.tag === emitter), 'one node emitted');

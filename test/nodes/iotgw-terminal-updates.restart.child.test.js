@@ -16,7 +16,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { startSimulator } = require('../../dist/simulator');
-const { waitFor, drained, recordLines, childGateway, appendNode, RedFleet } = require('../helpers/child-red');
+const { waitFor, drained, lineCount, recordLines, childGateway, appendNode, RedFleet } = require('../helpers/child-red');
 
 const FLEET = 12000;
 const REPLY = 500;
@@ -117,7 +117,7 @@ describe('reliability: terminal updates across redeploy and SIGKILL (child Node-
 
   /** Everything reachable in, then one more poll: how often each came, what is missing. */
   async function drainedTally() {
-    const got = await drained(() => new Set(lines(file)).size >= reachable.size, () => lines(file).map(keyOf), { ms: 120000 });
+    const got = await drained(() => lineCount(file) >= reachable.size && new Set(lines(file)).size >= reachable.size, () => lines(file).map(keyOf), { ms: 120000 });
     const counts = new Map();
     for (const k of got) counts.set(k, (counts.get(k) ?? 0) + 1);
     return { got, counts, missing: [...reachable].filter((k) => !counts.has(k)), repeated: [...counts].filter(([, c]) => c > 1), strange: [...counts.keys()].filter((k) => !reachable.has(k)) };
