@@ -4,15 +4,17 @@
  * one gateway account shared through a real redis-server, against the simulator's strict
  * feed and real sliding window. One poller is active, the other stands by; a SIGKILL of the
  * active one during a 6,000-record drain (15 replies of 500, each reply's last second again:
- * the kill after 6 of them, 9 after the takeover): the standby takes over, nothing is lost, at
+ * the kill after 6 of them, 9 after the takeover; the stop arranged by the simulator, which
+ * holds A's 7th poll open until A is killed): the standby takes over, nothing is lost, at
  * most one reply (500 records) comes again, and the shared budget provokes no 429.
  */
 const assert = require('node:assert/strict');
-const { waitFor, drained, backlogMissing, lineCount, recordLines, statusPoller, appendNode, fleetPerTest, fleetFlows } = require('../helpers/child-red');
+const { waitFor, holdCall, held, drained, backlogMissing, lineCount, recordLines, statusPoller, appendNode, fleetPerTest, fleetFlows } = require('../helpers/child-red');
 const { describeRedis } = require('../helpers/redis');
 
 const BACKLOG = 6000;
 const REPLY = 500;
+const HOLD_AFTER = 6; // A's 7th poll is held: the kill comes after 2,500 records (40%)
 
 const flows = (sim, redisUrl) => fleetFlows(sim, { url: redisUrl, keyPrefix: 'fleet:' }, [statusPoller('append1'), appendNode('append1', "env.get('IOTGW_TAG') + ' ' + msg.topic")]);
 
@@ -26,12 +28,13 @@ describeRedis('fleet: two Node-RED instances, one account, Redis (child Node-RED
     const { sim, fleet } = run;
     const recordsFile = fleet.recordsFile;
     const startRed = (tag) => fleet.start(tag);
+    const hold = holdCall(sim, 'terminal/status', HOLD_AFTER);
     const a = await startRed('A');
     await a.deploy(flows(sim, ctx.server.url));
     await waitFor(() => read(recordsFile).length > 0, 30000, 'A to start polling');
     const b = await startRed('B');
     await b.deploy(flows(sim, ctx.server.url));
-    await waitFor(() => lineCount(recordsFile) >= BACKLOG * 0.4 && read(recordsFile).length >= BACKLOG * 0.4, 60000, '40% of the backlog');
+    await held(hold, "A's 7th poll held by the simulator");
     const beforeKill = read(recordsFile);
     assert.equal(beforeKill.filter((r) => r.tag === 'B').length, 0, 'B stood by while A was active');
     const tKill = Date.now();
