@@ -1,13 +1,14 @@
 'use strict';
 /**
  * Issue 16: a long life. A child Node-RED (node --expose-gc) gets a flow with every node
- * type of the package, each fed by an Inject node that fires at every deploy (so each
- * redeploy stops nodes with work in flight), and is redeployed many times. With forced GC
+ * type of the package, each fed by an Inject node that fires at every deploy, and is redeployed
+ * many times, each redeploy as soon as the round's first request has reached the simulator (so
+ * it stops nodes with work in flight). With forced GC
  * (twice) before each reading, the heap after the redeploys stays within 5 MB of the heap
  * after the warm-up, and the runtime's active handles (timers, sockets) return to what
  * they were. RSS is reported, not asserted (it follows the allocator, not leaks).
  *
- * IOTGW_LONGLIFE_REDEPLOYS sets the count (default 200, about 60 s); the
+ * IOTGW_LONGLIFE_REDEPLOYS sets the count (default 200, about 30 s); the
  * 200-run figures in docs/security.md come from
  *   IOTGW_LONGLIFE_REDEPLOYS=200 npx mocha --no-config --timeout 600000 test/flows/longlife.child.test.js
  */
@@ -16,7 +17,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { startSimulator, gatewayNode, DEMO_CREDS } = require('../helpers/harness');
-const { ChildRed, makeUserDir } = require('../helpers/child-red');
+const { ChildRed, makeUserDir, waitFor } = require('../helpers/child-red');
 const { landedSpecs } = require('../helpers/faults');
 
 const REDEPLOYS = Number(process.env.IOTGW_LONGLIFE_REDEPLOYS || 200);
@@ -121,9 +122,12 @@ describe('long life: many redeploys of a flow with every node (child Node-RED, f
     sim.server.clearCalls();
     const started = Date.now();
     const samples = [];
+    const last = () => sim.server.calls.at(-1);
     for (let round = 0; round < REDEPLOYS; round++) {
+      const before = last();
       await red.deploy(flow(WARMUP + round));
-      await new Promise((r) => setTimeout(r, 120)); // the Injects fire at 50 ms: requests are in flight at the next deploy
+      // The Injects fire at 50 ms: once a request of this round has reached the simulator, the next deploy stops work in flight.
+      await waitFor(() => last() !== before, 30000, `a request of round ${round + 1} at the simulator`);
       if ((round + 1) % 50 === 0) samples.push({ round: round + 1, ...(await mem()) });
     }
     const took = Date.now() - started;

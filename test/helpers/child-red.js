@@ -6,7 +6,10 @@
  * file-backed context store, and flows deployed through the admin HTTP API on loopback.
  *
  * Records reach a file through `global.get('append')` (functionGlobalContext): a
- * synchronous write, so what a function node wrote survives a SIGKILL.
+ * synchronous write, so what a function node wrote survives a SIGKILL. `global.get('hold')(ms)`
+ * blocks the runtime's event loop (Atomics.wait: no core spinning) after writing its coverage
+ * so far under c8, so that a SIGKILL of the blocked runtime (`kill('SIGKILL', { blocked: true })`)
+ * need not ask for it (the route could not answer).
  */
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -58,7 +61,13 @@ ${
     file: { module: 'localfilesystem', config: { dir: ${JSON.stringify(dir)}, flushInterval: ${Number(flushInterval)} } },
   },`
   }
-  functionGlobalContext: { append: (line) => fs.writeSync(fd, line) },
+  functionGlobalContext: {
+    append: (line) => fs.writeSync(fd, line),
+    hold: (ms) => {
+      if (process.env.NODE_V8_COVERAGE) require('v8').takeCoverage();
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+    },
+  },
 ${process.env.NODE_V8_COVERAGE ? `  httpAdminMiddleware: ${COVERAGE_ROUTE},\n` : ''}  logging: { console: { level: 'warn', metrics: false, audit: false } },
   editorTheme: { tours: false, projects: { enabled: false } },
   externalModules: { palette: { allowInstall: false } },
@@ -144,6 +153,10 @@ class ChildRed {
     return this;
   }
 
+  get alive() {
+    return Boolean(this.proc) && this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
   get url() {
     return `http://127.0.0.1:${this.port}`;
   }
@@ -181,9 +194,12 @@ class ChildRed {
     return `the runtime's last lines: ${this.output.slice(-3000)}`;
   }
 
-  /** Sends `signal`; resolves {code, signal} when it has ended. Under c8 the coverage is taken first (see COVERAGE_ROUTE). */
-  async kill(signal) {
-    if (signal === 'SIGKILL' && process.env.NODE_V8_COVERAGE && this.proc.exitCode === null && this.proc.signalCode === null) {
+  /**
+   * Sends `signal`; resolves {code, signal} when it has ended. Under c8 the coverage is taken
+   * first (see COVERAGE_ROUTE), unless `blocked` (the runtime holds in `hold()`, which took it).
+   */
+  async kill(signal, { blocked = false } = {}) {
+    if (signal === 'SIGKILL' && !blocked && process.env.NODE_V8_COVERAGE && this.alive) {
       await fetch(`${this.url}${COVERAGE_PATH}`, { method: 'POST', signal: AbortSignal.timeout(20000) }).catch(() => {}); // a child that cannot answer loses it
     }
     this.proc.kill(signal);
@@ -210,6 +226,18 @@ function holdCall(sim, route, skip, ms = 120000) {
   return sim.inject({ route, kind: 'slow', phase: 'before', delayMs: ms, skip, times: 1 });
 }
 const held = (fault, what = 'the held call') => waitFor(() => fault.hits > 0, 60000, what);
+
+/**
+ * How many lines `file` holds (its newlines; 0 if it is not there yet): a cheap first test for a
+ * wait checked every 25 ms before the one that parses every line.
+ */
+function lineCount(file) {
+  if (!fs.existsSync(file)) return 0;
+  const buf = fs.readFileSync(file);
+  let n = 0;
+  for (let i = buf.indexOf(10); i !== -1; i = buf.indexOf(10, i + 1)) n++;
+  return n;
+}
 
 /** The lines a flow appended to `file` (through `global.get('append')`), each split on spaces. */
 function recordLines(file) {
@@ -270,8 +298,30 @@ class RedFleet {
     }
   }
 
+  /**
+   * For the tests of a file that need no fresh runtime (a start costs about a second of CPU,
+   * more under c8): the runtime of IOTGW_TAG `tag` still running from an earlier test, else a new one.
+   */
+  async running(tag) {
+    return this.reds.find((r) => r.tag === tag && r.alive) ?? this.start(tag);
+  }
+
+  /**
+   * Between two tests that share runtimes (`running`): after a failure each is killed (the next
+   * test starts fresh ones); else each running one gets an empty flow. Then the feeds' marks
+   * (iotgw-feeds/ in each user directory) are removed, the records file and each runtime's
+   * `output` emptied: the next test starts where it would with fresh runtimes.
+   */
+  async reset(failed) {
+    for (const red of this.reds) if (red.alive) await (failed ? red.kill('SIGKILL') : red.deploy([]));
+    this.reds = this.reds.filter((r) => r.alive);
+    for (const red of this.reds) red.output = '';
+    for (const d of this.dirs) fs.rmSync(path.join(d, 'iotgw-feeds'), { recursive: true, force: true });
+    if (fs.existsSync(this.recordsFile)) fs.truncateSync(this.recordsFile, 0);
+  }
+
   async close() {
-    for (const red of this.reds.splice(0)) if (red.proc.exitCode === null && red.proc.signalCode === null) await red.kill('SIGKILL');
+    for (const red of this.reds.splice(0)) if (red.alive) await red.kill('SIGKILL');
     for (const d of this.dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
   }
 }
@@ -315,6 +365,30 @@ function fleetPerTest(prefix, seed) {
 }
 
 /**
+ * As fleetPerTest, but one RedFleet for the file's tests, whose runtimes they share
+ * (`ctx.fleet.running(tag)`), reset between two tests (RedFleet.reset); each test its own simulator.
+ */
+function fleetPerFile(prefix, seed) {
+  const { startSimulator } = require('../../dist/simulator');
+  const ctx = {};
+  before(function () {
+    ctx.fleet = new RedFleet(prefix);
+  });
+  beforeEach(async function () {
+    ctx.sim = await startSimulator({ terminal: { rateLimitCalls: 2, rateLimitWindowMs: 1000, maxConcurrent: 3 } });
+    seed(ctx.sim);
+  });
+  afterEach(async function () {
+    await ctx.fleet.reset(this.currentTest.state !== 'passed');
+    await ctx.sim.close();
+  });
+  after(async function () {
+    await ctx.fleet.close();
+  });
+  return ctx;
+}
+
+/**
  * Mocha hooks for the suite of a Node-RED with adminAuth: before its tests a simulator and a
  * child Node-RED whose `users` ({username, permissions}) all have `password`; both stopped,
  * and the user directory removed, after them. Returns the context, whose `sim`, `red` and
@@ -347,4 +421,4 @@ function fleetFlows(sim, redis, nodes) {
   ];
 }
 
-module.exports = { ChildRed, makeUserDir, addAdminAuth, freePort, waitFor, holdCall, held, drained, backlogMissing, recordLines, childGateway, statusPoller, appendNode, RedFleet, fleetPerTest, fleetFlows, authRedPerSuite };
+module.exports = { ChildRed, makeUserDir, addAdminAuth, freePort, waitFor, holdCall, held, drained, backlogMissing, lineCount, recordLines, childGateway, statusPoller, appendNode, RedFleet, fleetPerTest, fleetPerFile, fleetFlows, authRedPerSuite };

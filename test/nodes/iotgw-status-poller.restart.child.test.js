@@ -11,14 +11,18 @@
  * - hard kill (SIGKILL, then start again): no record lost, at most one reply (500) repeated;
  * - a {fromUTC} reset, then a hard kill: the reset position is where the poller resumes.
  * The simulator runs in this process; records go to a file through a synchronous write.
+ * The tests share the runtime (RedFleet.running: a test after a failed one starts its own; the
+ * stops start it again anyway); between two tests the flow is emptied, the mark removed.
  */
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { startSimulator } = require('../../dist/simulator');
-const { waitFor, holdCall, held, drained, backlogMissing, recordLines, childGateway, statusPoller, appendNode, RedFleet } = require('../helpers/child-red');
+const { waitFor, holdCall, held, drained, backlogMissing, lineCount, recordLines, childGateway, statusPoller, appendNode, RedFleet } = require('../helpers/child-red');
 
-const BACKLOG = 15000; // 38 full replies of 500 (each reply's last second comes again)
+// 20 replies of 500 (each reply's last second comes again: 400 new records a reply); the stop
+// comes after 4,100 records, so 10 full replies follow it.
+const BACKLOG = 8000;
 const REPLY = 500;
 const HOLD_AFTER = 10; // the simulator holds the 11th poll open: the stop comes in the middle of the drain
 
@@ -32,14 +36,6 @@ function flows(sim) {
 }
 
 const readRecords = (file) => recordLines(file).map(([id, day, time]) => ({ id, utc: `${day} ${time}` }));
-
-function lineCount(file) {
-  if (!fs.existsSync(file)) return 0;
-  const buf = fs.readFileSync(file);
-  let n = 0;
-  for (let i = 0; i < buf.length; i++) if (buf[i] === 10) n++;
-  return n;
-}
 
 /** The mark as the poller's own file has it on disk (undefined before the first write). */
 function markOnDisk(userDir) {
@@ -72,23 +68,27 @@ describe('reliability: the status poller across redeploy, restart and hard kill 
   beforeEach(async function () {
     sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
     sim.terminal.seedBacklog(BACKLOG);
+  });
+
+  before(function () {
     fleet = new RedFleet('iotgw-rec-');
     recordsFile = fleet.recordsFile;
   });
 
   async function startRed() {
-    red = await fleet.start();
+    red = await fleet.running();
     userDir = red.userDir;
     const types = await red.nodeTypes();
     assert.ok(types.includes('iotgw-status-poller'), 'the package is installed in the child Node-RED');
   }
 
   afterEach(async function () {
-    await fleet.close();
+    await fleet.reset(this.currentTest.state !== 'passed');
     await sim.close();
   });
 
-  after(function () {
+  after(async function () {
+    await fleet.close();
     console.log(`      [figures] ${JSON.stringify(figures)}`);
   });
 

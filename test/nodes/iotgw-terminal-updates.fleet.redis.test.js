@@ -6,9 +6,11 @@
  * - flows built separately (other node ids): by default each poller is its own feed, so both
  *   emit every update (the documented default); with the same `feedName` they are one feed:
  *   one emits, each update once in all.
+ * The tests share the two runtimes (fleetPerFile): between two tests their flows are emptied;
+ * each test has its own simulator and key prefix.
  */
 const assert = require('node:assert/strict');
-const { waitFor, drained, recordLines, appendNode, fleetPerTest, fleetFlows } = require('../helpers/child-red');
+const { waitFor, drained, lineCount, recordLines, appendNode, fleetPerFile, fleetFlows } = require('../helpers/child-red');
 const { describeRedis } = require('../helpers/redis');
 
 const FLEET = 3000; // the simulator's default fleet
@@ -27,18 +29,19 @@ const updates = (file) => read(file).filter((r) => r.kind === 'U');
 
 describeRedis('terminal updates fleet: two Node-RED instances, one account, Redis (child Node-RED, real redis-server)', function (ctx) {
   this.timeout(150000);
-  const run = fleetPerTest('iotgw-tufleet-', () => {});
+  const run = fleetPerFile('iotgw-tufleet-', () => {});
 
   /** A runs `flowA`; once it emits, B runs `flowB`; both drained. Returns what each emitted. */
   async function twoInstances(flowA, flowB, { standby }) {
     const file = run.fleet.recordsFile;
-    const a = await run.fleet.start('A');
+    const a = await run.fleet.running('A');
     await a.deploy(flowA);
     await waitFor(() => updates(file).length > 0, 60000, 'A to start polling');
-    const b = await run.fleet.start('B');
+    const b = await run.fleet.running('B');
     await b.deploy(flowB);
     if (standby) await waitFor(() => read(file).some((r) => r.tag === 'B' && r.kind === 'S' && r.value.startsWith('standby')), 60000, 'B to show standby');
-    const enough = standby ? () => new Set(updates(file).map((r) => r.value)).size >= FLEET : () => ['A', 'B'].every((t) => updates(file).filter((r) => r.tag === t).length >= FLEET);
+    const everyUpdate = standby ? () => new Set(updates(file).map((r) => r.value)).size >= FLEET : () => ['A', 'B'].every((t) => updates(file).filter((r) => r.tag === t).length >= FLEET);
+    const enough = () => lineCount(file) >= (standby ? FLEET : 2 * FLEET) && everyUpdate();
     const all = await drained(enough, () => updates(file), { ms: 120000, what: 'every update', settleMs: 3000 });
     return { all, byA: all.filter((r) => r.tag === 'A'), byB: all.filter((r) => r.tag === 'B') };
   }
@@ -81,14 +84,14 @@ describeRedis('terminal updates fleet: two Node-RED instances, one account, Redi
       appendNode('appendA', "'A U ' + msg.topic + '|' + msg.payload.UpdateUTC.replace(' ', 'T')"),
       appendNode('appendB', "'B U ' + msg.topic + '|' + msg.payload.UpdateUTC.replace(' ', 'T')"),
     ]);
-    const red = await run.fleet.start('A');
+    const red = await run.fleet.running('A');
     await red.deploy(f);
     // If it times out: how far it got, from which node, and what the runtime said (a loaded CI run once stalled here).
     const detail = () => {
       const got = updates(file);
       return `${new Set(got.map((r) => r.value)).size} of ${FLEET} terminals (${got.length} msgs: A ${got.filter((r) => r.tag === 'A').length}, B ${got.filter((r) => r.tag === 'B').length}); ${red.lastLines()}`;
     };
-    const all = await drained(() => new Set(updates(file).map((r) => r.value)).size >= FLEET, () => updates(file), { ms: 120000, what: 'every update', detail });
+    const all = await drained(() => lineCount(file) >= FLEET && new Set(updates(file).map((r) => r.value)).size >= FLEET, () => updates(file), { ms: 120000, what: 'every update', detail });
     assert.equal(all.length, FLEET, 'each update once');
     const emitter = all[0].tag;
     assert.ok(all.every((r) => r.tag === emitter), 'one node emitted');

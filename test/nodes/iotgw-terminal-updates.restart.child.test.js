@@ -9,12 +9,14 @@
  * The stop is arranged by the simulator, not by timing: the 8th request is held until the
  * test has redeployed or killed, so the drain is always in the middle. The mark lives in its
  * default place (a file under the user directory). Records reach a file through a synchronous write.
+ * The tests share the runtimes (RedFleet.running: a test that needs another tag, or follows a
+ * failed one, starts its own); between two tests the flow is emptied, the mark removed.
  */
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { startSimulator } = require('../../dist/simulator');
-const { waitFor, drained, recordLines, childGateway, appendNode, RedFleet } = require('../helpers/child-red');
+const { waitFor, drained, lineCount, recordLines, childGateway, appendNode, RedFleet } = require('../helpers/child-red');
 
 const FLEET = 12000;
 const REPLY = 500;
@@ -23,8 +25,9 @@ const HELD = 8;
 /**
  * The flow: the node and a function that appends `PrimeID|UpdateUTC`. With `stopAt` (a
  * PrimeID) and IOTGW_TAG "block", the function writes STOP after that record and then holds
- * Node-RED's event loop (Atomics.wait: blocked, without a core spinning): the rest of its reply
- * is not emitted and its mark not written until the test kills the process.
+ * Node-RED's event loop (`hold`: Atomics.wait, blocked without a core spinning, its coverage
+ * written first): the rest of its reply is not emitted and its mark not written until the test
+ * kills the process.
  */
 function flows(sim, stopAt) {
   const line = "msg.topic + '|' + msg.payload.UpdateUTC.replace(' ', 'T')";
@@ -33,7 +36,7 @@ function flows(sim, stopAt) {
         id: 'append1',
         z: 'tab1',
         type: 'function',
-        func: `global.get('append')(${line} + '\\n');\nif (msg.topic === ${JSON.stringify(stopAt)} && env.get('IOTGW_TAG') === 'block') { global.get('append')('STOP\\n'); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 120000); }\nreturn null;`,
+        func: `global.get('append')(${line} + '\\n');\nif (msg.topic === ${JSON.stringify(stopAt)} && env.get('IOTGW_TAG') === 'block') { global.get('append')('STOP\\n'); global.get('hold')(120000); }\nreturn null;`,
         outputs: 0,
         wires: [],
       }
@@ -84,19 +87,26 @@ describe('reliability: terminal updates across redeploy and SIGKILL (child Node-
       if (n < HELD) for (const t of reply.body?.Terminals ?? []) served.add(`${t.PrimeID}|${t.UpdateUTC.replace(' ', 'T')}`);
       return reply;
     };
+  });
+
+  before(function () {
     fleet = new RedFleet('iotgw-tu-');
     file = fleet.recordsFile;
   });
 
   async function startRed(tag) {
-    red = await fleet.start(tag);
+    red = await fleet.running(tag);
     assert.ok((await red.nodeTypes()).includes('iotgw-terminal-updates'));
   }
 
   afterEach(async function () {
     release?.();
-    await fleet.close();
+    await fleet.reset(this.currentTest.state !== 'passed');
     await sim.close();
+  });
+
+  after(async function () {
+    await fleet.close();
   });
 
   /** A line's key as `reachable` has it: PrimeID|seconds. */
@@ -107,12 +117,34 @@ describe('reliability: terminal updates across redeploy and SIGKILL (child Node-
 
   /** Everything reachable in, then one more poll: how often each came, what is missing. */
   async function drainedTally() {
-    const got = await drained(() => new Set(lines(file)).size >= reachable.size, () => lines(file).map(keyOf), { ms: 120000 });
+    const got = await drained(() => lineCount(file) >= reachable.size && new Set(lines(file)).size >= reachable.size, () => lines(file).map(keyOf), { ms: 120000 });
     const counts = new Map();
     for (const k of got) counts.set(k, (counts.get(k) ?? 0) + 1);
     return { got, counts, missing: [...reachable].filter((k) => !counts.has(k)), repeated: [...counts].filter(([, c]) => c > 1), strange: [...counts.keys()].filter((k) => !reachable.has(k)) };
   }
 
+  it('SIGKILL in the middle of a reply (emitted in part, its mark not written): that reply again, nothing skipped, each at most twice', async function () {
+    release(); // no held request: the function node holds Node-RED in the middle of the 6th reply
+    const order = [...sim.terminal.fleet.updatesFrom(0)].map((s) => s.id);
+    const stopAt = order[5 * REPLY + 10];
+    await startRed('block');
+    await red.deploy(flows(sim, stopAt));
+    // If it times out: how far the drain got and what the runtime said (a loaded CI run once stalled here).
+    const detail = () => `${lines(file).length} of ${5 * REPLY + 11} records before the stop, ${sim.server.callsTo('terminal/terminal-updates').length} requests; ${red.lastLines()}`;
+    await waitFor(() => recordLines(file).some((l) => l[0] === 'STOP'), 60000, 'the function to hold Node-RED in the middle of a reply', detail);
+    await red.kill('SIGKILL', { blocked: true });
+    const atKill = lines(file).length;
+    const mark = JSON.parse(fs.readFileSync(path.join(red.userDir, 'iotgw-feeds', 'terminal-updates-tu1.json'), 'utf8'));
+    await red.start(); // without IOTGW_TAG: the same flow no longer holds
+    red.tag = undefined; // (the next test may run on it)
+    const r = await drainedTally();
+    console.log(`      [figures] SIGKILL mid-reply at ${atKill} (mark ${mark.fromUtc}): ${r.got.length} emitted, ${r.missing.length} missing, ${r.repeated.length} repeated`);
+    assert.deepEqual(r.missing, [], 'none skipped');
+    assert.ok(r.repeated.length >= 1, 'the part of the reply emitted before the kill comes again (its mark was not written)');
+    assert.ok(r.repeated.length <= REPLY, `${r.repeated.length} repeated: at most the one reply in flight`);
+    assert.ok(r.repeated.every(([, c]) => c === 2), 'an update repeats at most once');
+    assert.deepEqual(r.strange, []);
+  });
   it('full redeploy in the middle of the drain: each update emitted once', async function () {
     await startRed();
     await red.deploy(flows(sim));
@@ -146,25 +178,4 @@ describe('reliability: terminal updates across redeploy and SIGKILL (child Node-
     assert.deepEqual(r.strange, []);
   });
 
-  it('SIGKILL in the middle of a reply (emitted in part, its mark not written): that reply again, nothing skipped, each at most twice', async function () {
-    release(); // no held request: the function node holds Node-RED in the middle of the 6th reply
-    const order = [...sim.terminal.fleet.updatesFrom(0)].map((s) => s.id);
-    const stopAt = order[5 * REPLY + 10];
-    await startRed('block');
-    await red.deploy(flows(sim, stopAt));
-    // If it times out: how far the drain got and what the runtime said (a loaded CI run once stalled here).
-    const detail = () => `${lines(file).length} of ${5 * REPLY + 11} records before the stop, ${sim.server.callsTo('terminal/terminal-updates').length} requests; ${red.lastLines()}`;
-    await waitFor(() => recordLines(file).some((l) => l[0] === 'STOP'), 60000, 'the function to hold Node-RED in the middle of a reply', detail);
-    await red.kill('SIGKILL');
-    const atKill = lines(file).length;
-    const mark = JSON.parse(fs.readFileSync(path.join(red.userDir, 'iotgw-feeds', 'terminal-updates-tu1.json'), 'utf8'));
-    await red.start(); // without IOTGW_TAG: the same flow no longer holds
-    const r = await drainedTally();
-    console.log(`      [figures] SIGKILL mid-reply at ${atKill} (mark ${mark.fromUtc}): ${r.got.length} emitted, ${r.missing.length} missing, ${r.repeated.length} repeated`);
-    assert.deepEqual(r.missing, [], 'none skipped');
-    assert.ok(r.repeated.length >= 1, 'the part of the reply emitted before the kill comes again (its mark was not written)');
-    assert.ok(r.repeated.length <= REPLY, `${r.repeated.length} repeated: at most the one reply in flight`);
-    assert.ok(r.repeated.every(([, c]) => c === 2), 'an update repeats at most once');
-    assert.deepEqual(r.strange, []);
-  });
 });
