@@ -173,13 +173,25 @@ function readRecords(file) {
 /** chaosId -> outcome records (ok, rej, err). */
 function outcomesById(records) {
   const by = new Map();
-  for (const r of records.lines) {
-    if (r.t === 'done') continue;
+  records.lines.forEach((r, line) => {
+    if (r.t === 'done') return;
     const list = by.get(r.id) ?? [];
-    list.push(r);
+    list.push({ ...r, line });
     by.set(r.id, list);
-  }
+  });
   return by;
+}
+
+/**
+ * The one repeat the outbox allows (docs/nodes.md, "One outcome per msg"): a msg's outcome given
+ * again once after the kill that came between the first and the record that it was given, so
+ * the two are in consecutive lives of the runtime and carry the same msg.outbox.key.
+ * `lifeOf(line)`: the life (0 before the first kill) in which the records file got that line.
+ */
+function repeatAcrossKill(got, lifeOf) {
+  if (got.length !== 2 || got.some((r) => r.t !== 'ok')) return false;
+  const [a, b] = got;
+  return lifeOf(b.line) === lifeOf(a.line) + 1 && typeof a.outbox?.key === 'string' && a.outbox.key === b.outbox?.key;
 }
 
 /**
@@ -218,21 +230,23 @@ function touchedAtGateway(sim, m) {
 
 /**
  * What the end of a run shows, each a list of problems (empty when the promise held):
- * - `ended`: each msg ended exactly once, on output 1 (no entry of the plan is rejected);
+ * - `ended`: each msg ended exactly once, on output 1 (no entry of the plan is rejected), or
+ *   twice across a kill as repeatAcrossKill allows (those in `repeated`);
  * - `created`: each entry created exactly once at each of its destinations;
  * - `order`: per outbox, destination and priority, the gateway's message IDs rise in acceptance
  *   order (`acceptedAt(id)`: the feed that got the msg accepted, then the item's place);
  * - `cancelled`: each target cancelled exactly once; `expired`: none (every TTL had time).
  */
-function verdict(sim, plan, records, acceptedAt) {
+function verdict(sim, plan, records, acceptedAt, lifeOf) {
   const by = outcomesById(records);
   const c = sim.terminal.creations;
   const created = new Map(c.list().map((x) => [creationKey(x.DestinationID, x), x]));
-  const v = { ended: [], created: [], order: [], cancelled: [], expired: [] };
+  const v = { ended: [], repeated: [], created: [], order: [], cancelled: [], expired: [] };
   const lines = new Map();
   for (const m of plan) {
     const got = by.get(m.id) ?? [];
-    if (got.length !== 1 || got[0].t !== 'ok') v.ended.push(`${m.id}: ${got.length ? got.map((r) => `${r.t}${r.code ? ` ${r.code}` : ''}${r.m ? ` "${r.m}"` : ''}`).join(', ') : 'no outcome'}`);
+    if (repeatAcrossKill(got, lifeOf)) v.repeated.push(m.id);
+    else if (got.length !== 1 || got[0].t !== 'ok') v.ended.push(`${m.id}: ${got.length ? got.map((r) => `${r.t}${r.code ? ` ${r.code}` : ''}${r.m ? ` "${r.m}"` : ''}`).join(', ') : 'no outcome'}`);
     if (got.some((r) => r.t === 'err' && /EXPIRED|TTL ended/.test(`${r.code} ${r.m}`))) v.expired.push(m.id);
     m.entries.forEach((e, i) => {
       if (e.cancel) {
@@ -260,4 +274,4 @@ function verdict(sim, plan, records, acceptedAt) {
 /** The first few of a list of problems, and how many. */
 const some = (list, n = 8) => (list.length ? `${list.length}: ${list.slice(0, n).join('; ')}${list.length > n ? '; ...' : ''}` : 'none');
 
-module.exports = { rng, demoTerminals, makePlan, entryKey, chaosFlows, readRecords, outcomesById, keptOnDisk, touchedAtGateway, verdict, some };
+module.exports = { rng, demoTerminals, makePlan, entryKey, chaosFlows, readRecords, outcomesById, repeatAcrossKill, keptOnDisk, touchedAtGateway, verdict, some };

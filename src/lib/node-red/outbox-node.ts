@@ -9,7 +9,7 @@
  *   resolved (the entries are durable). An acceptance that fails ends the msg with done(err)
  *   (OUTBOX_FULL, STORAGE).
  * - Outcome: when all its entries ended, the msg ends: the node's outputs as without the
- *   outbox (`deliver`), with `msg.outbox = {acceptedAt, sentAt, attempts}`; or done(err)
+ *   outbox (`deliver`), with `msg.outbox = {key, acceptedAt, sentAt, attempts}`; or done(err)
  *   for entries that ended EXPIRED, OUTBOX_FULL or failed (`err.entries` lists them,
  *   `msg.results` has what the others gave).
  * - A msg accepted before a restart or a redeploy (or by a node since deleted) has no done()
@@ -115,10 +115,14 @@ export function outcomeError(o: MsgOutcome): GatewayError | undefined {
   return err;
 }
 
-/** msg.outbox: when the msg was accepted, when its last entry was sent, the most attempts of an entry. */
+/**
+ * msg.outbox: the accepted msg's key in its outbox (the same on an outcome sent again after a
+ * kill: see docs/nodes.md), when it was accepted, when its last entry was sent, the most
+ * attempts of an entry.
+ */
 function outboxInfo(o: MsgOutcome): Record<string, unknown> {
   const sent = o.entries.map((e) => e.sentAt).filter((x): x is number => x !== undefined);
-  return { acceptedAt: iso(o.acceptedAt), sentAt: sent.length ? iso(Math.max(...sent)) : null, attempts: Math.max(0, ...o.entries.map((e) => e.attempts)) };
+  return { key: o.key, acceptedAt: iso(o.acceptedAt), sentAt: sent.length ? iso(Math.max(...sent)) : null, attempts: Math.max(0, ...o.entries.map((e) => e.attempts)) };
 }
 
 /** "38 min", "2 h", "40 s" */
