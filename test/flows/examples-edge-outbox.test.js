@@ -6,26 +6,17 @@
  * out on "accepted" / "mode accepted" with msg.outbox; nothing reaches "error".
  */
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
-const { simulatorPerTest, helper, until, collect, loadExample } = require('../helpers/harness');
+const { userDirPerTest, simulatorPerTest, until, collect, loadExample } = require('../helpers/harness');
 
 const CORE = ['common/20-inject.js', 'common/90-comment.js', 'common/25-catch.js'].map((f) => require(`@node-red/nodes/core/${f}`));
 
 describe('example flow: edge outbox', function () {
   this.timeout(120000);
   let sim;
-  let userDir;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
-  beforeEach(function () {
-    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-edge-outbox-'));
-    helper.settings({ userDir });
-  });
+  userDirPerTest(() => {}, 'iotgw-edge-outbox-');
   afterEach(async function () {
     await sim.server.link.up();
-    helper.settings({ userDir: undefined });
-    fs.rmSync(userDir, { recursive: true, force: true });
   });
 
   it('commands wait while the link is refused, are seen in the account status, and go out once when it is back', async function () {

@@ -4,6 +4,8 @@
  * (node-red-node-test-helper) loading our compiled nodes. Tests build flows from the
  * fixtures here instead of repeating the wiring.
  */
+const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const helper = require('node-red-node-test-helper');
 const { startSimulator } = require('../../dist/simulator');
@@ -124,6 +126,23 @@ function useFileContext(dir) {
     redNodes.loadFlows = origLoadFlows;
   }
 }
+/**
+ * A Node-RED user directory of its own for each test of the suite (helper.settings({userDir}):
+ * where an outbox keeps its files), removed after the test; `use(dir)` gets it before each test.
+ */
+function userDirPerTest(use, prefix = 'iotgw-userdir-') {
+  let dir;
+  beforeEach(function () {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    helper.settings({ userDir: dir });
+    use(dir);
+  });
+  afterEach(function () {
+    helper.settings({ userDir: undefined });
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+}
+
 /** Stops the flows and flushes/closes the context stores, like a clean runtime stop. */
 async function stopRuntime() {
   await redNodes.stopFlows();
@@ -200,4 +219,4 @@ function logged(id, level = 20) {
     .map((e) => String(e.msg));
 }
 
-module.exports = { logged, loadExample, recordWarnings, recordStatuses, simulatorPerTest, useRuntime, helper, startSimulator, gatewayNode, modeNode, sendMessageNode, messagePollerNode, nodeFlow, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };
+module.exports = { userDirPerTest, logged, loadExample, recordWarnings, recordStatuses, simulatorPerTest, useRuntime, helper, startSimulator, gatewayNode, modeNode, sendMessageNode, messagePollerNode, nodeFlow, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };

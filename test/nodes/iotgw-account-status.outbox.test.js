@@ -7,10 +7,7 @@
  * expiredLastHour; an account without an outbox shows none.
  */
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
-const { simulatorPerTest, helper, load, until, collect, sendMessageNode, nodeFlow } = require('../helpers/harness');
+const { userDirPerTest, simulatorPerTest, load, until, collect, sendMessageNode, nodeFlow } = require('../helpers/harness');
 
 const DEST = '01000001SKYA001';
 const raw = (i) => Buffer.from([128, 1, i & 255, (i >> 8) & 255]).toString('base64');
@@ -18,16 +15,10 @@ const raw = (i) => Buffer.from([128, 1, i & 255, (i >> 8) & 255]).toString('base
 describe('iotgw-account-status: outboxes', function () {
   this.timeout(120000);
   let sim;
-  let userDir;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
-  beforeEach(function () {
-    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-outbox-status-'));
-    helper.settings({ userDir });
-  });
+  userDirPerTest(() => {}, 'iotgw-outbox-status-');
   afterEach(async function () {
     await sim.server.link.up();
-    helper.settings({ userDir: undefined });
-    fs.rmSync(userDir, { recursive: true, force: true });
   });
 
   const statusNode = { id: 'status', type: 'iotgw-account-status', account: 'gw', intervalSeconds: 0, wires: [['out']] };

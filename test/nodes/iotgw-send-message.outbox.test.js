@@ -10,9 +10,8 @@
  */
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { simulatorPerTest, helper, load, until, collect, sendMessageNode, nodeFlow } = require('../helpers/harness');
+const { userDirPerTest, simulatorPerTest, helper, load, until, collect, sendMessageNode, nodeFlow } = require('../helpers/harness');
 
 const DEST = '01000001SKYA001';
 const raw = (i) => Buffer.from([128, 1, i & 255, (i >> 8) & 255]).toString('base64');
@@ -22,14 +21,9 @@ describe('iotgw-send-message: the outbox', function () {
   let sim;
   let userDir;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 100, receivedAfterMs: 300 } }, (s) => (sim = s));
-  beforeEach(function () {
-    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-outbox-'));
-    helper.settings({ userDir });
-  });
+  userDirPerTest((d) => (userDir = d), 'iotgw-outbox-');
   afterEach(async function () {
     await sim.server.link.up();
-    helper.settings({ userDir: undefined });
-    fs.rmSync(userDir, { recursive: true, force: true });
   });
 
   const flow = (props = {}) => nodeFlow(sim, sendMessageNode({ outbox: 'on', outboxName: 'edge', ...props }), { gw: { timeoutMs: 3000, maxRetries: 0 }, outs: ['ok', 'bad'] });

@@ -8,9 +8,8 @@
  */
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { simulatorPerTest, helper, gatewayNode, load, until, collect, catchAll, recordWarnings } = require('../helpers/harness');
+const { userDirPerTest, simulatorPerTest, helper, gatewayNode, load, until, collect, catchAll, recordWarnings } = require('../helpers/harness');
 
 const A = '01000001SKYA001';
 const B = '01000003SKYB003';
@@ -20,14 +19,7 @@ describe('iotgw-terminal-mode and iotgw-cancel: the outbox', function () {
   let sim;
   let userDir;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 60000, receivedAfterMs: 120000 } }, (s) => (sim = s));
-  beforeEach(function () {
-    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-outbox-'));
-    helper.settings({ userDir });
-  });
-  afterEach(function () {
-    helper.settings({ userDir: undefined });
-    fs.rmSync(userDir, { recursive: true, force: true });
-  });
+  userDirPerTest((d) => (userDir = d), 'iotgw-outbox-');
 
   const on = { outbox: 'on' };
   // A throttle holds the account's SEND group for its window: a short one here.
@@ -93,16 +85,8 @@ describe('iotgw-terminal-mode and iotgw-cancel: the outbox', function () {
 describe('iotgw-send-message: a Destinations message through the outbox', function () {
   this.timeout(90000);
   let sim;
-  let userDir;
   simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 100, receivedAfterMs: 300 } }, (s) => (sim = s));
-  beforeEach(function () {
-    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-outbox-'));
-    helper.settings({ userDir });
-  });
-  afterEach(function () {
-    helper.settings({ userDir: undefined });
-    fs.rmSync(userDir, { recursive: true, force: true });
-  });
+  userDirPerTest(() => {}, 'iotgw-outbox-');
 
   it('one entry, one result per destination on output 1', async function () {
     const n = await load([
