@@ -56,6 +56,8 @@ export class Drain {
   private waitUntil = 0;
   private level = 0;
   private stopped = false;
+  /** The batch being sent (taken out of the queue until its outcome is recorded). */
+  private inFlight: OutboxEntry[] = [];
 
   constructor(private readonly ob: DrainHost) {}
 
@@ -71,8 +73,14 @@ export class Drain {
     return n;
   }
 
-  oldestUnknownAt(): number | undefined {
+  /**
+   * When the oldest entry the drain holds was accepted: in the batch in flight (out of the queue
+   * until its outcome) or waiting to be reconciled. Without the batch in flight, an outbox whose
+   * only entry was being sent said "1 waiting" and no oldest (seen on a slow machine).
+   */
+  oldestHeldAt(): number | undefined {
     let at: number | undefined;
+    for (const e of this.inFlight) if (at === undefined || e.acceptedAt < at) at = e.acceptedAt;
     for (const g of this.unknown.values()) for (const e of g.entries) if (at === undefined || e.acceptedAt < at) at = e.acceptedAt;
     return at;
   }
@@ -137,6 +145,15 @@ export class Drain {
   }
 
   private async send(entries: OutboxEntry[]): Promise<void> {
+    this.inFlight = entries;
+    try {
+      await this.sendNow(entries);
+    } finally {
+      this.inFlight = [];
+    }
+  }
+
+  private async sendNow(entries: OutboxEntry[]): Promise<void> {
     const sender = this.ob.options.sender;
     const attempt: SendAttempt = { id: makeKey(this.ob.now()), startedAt: this.ob.now() };
     let loaded: Loaded[];

@@ -150,8 +150,8 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
     if (this.fleet && !this.fleet.active && !this.closed) return this.fleet.state();
     const unknown = this.drain.unknownCount();
     const waitingAt = this.queue.oldestAt();
-    const unknownAt = this.drain.oldestUnknownAt();
-    const oldestAt = waitingAt === undefined ? unknownAt : unknownAt === undefined ? waitingAt : Math.min(waitingAt, unknownAt);
+    const heldAt = this.drain.oldestHeldAt();
+    const oldestAt = waitingAt === undefined ? heldAt : heldAt === undefined ? waitingAt : Math.min(waitingAt, heldAt);
     return {
       outbox: this.name, waiting: this.live.entries, unknown, bytes: this.live.bytes, oldestAt, problem: this.drain.problem,
       phase: this.closed ? 'closed' : this.drain.phase,

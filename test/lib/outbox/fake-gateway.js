@@ -17,8 +17,10 @@ class FakeGateway {
     /** items in creation order */
     this.log = [];
     this.calls = [];
-    /** 'ok' | 'down' (retry, nothing created) | 'lost' (created, answer lost: unknown) | 'unsent' (unknown, nothing created) | 'hang' */
+    /** 'ok' | 'down' (retry, nothing created) | 'lost' (created, answer lost: unknown) | 'unsent' (unknown, nothing created) | 'hang' | 'held' (until release(), then refused) */
     this.mode = 'ok';
+    /** The sends held by mode 'held' (release() lets them end). */
+    this.held = [];
     this.reconcileMode = 'look';
     this.nextId = 1000;
     this.ids = new Map();
@@ -32,12 +34,18 @@ class FakeGateway {
     return id;
   }
 
+  release() {
+    for (const end of this.held.splice(0)) end();
+  }
+
   sender(mode = () => this.mode) {
     return {
       send: async (batch) => {
         this.calls.push({ kind: batch.kind, ns: batch.entries.map((e) => e.item.n), attempt: batch.attempt });
         const m = typeof mode === 'function' ? mode(batch) : mode;
         if (m === 'hang') return new Promise(() => {});
+        // In flight until release(), then refused (nothing created).
+        if (m === 'held') return new Promise((resolve) => this.held.push(() => resolve(batch.entries.map(() => ({ result: 'retry', reason: 'NETWORK: connection refused' })))));
         if (m === 'down') return batch.entries.map(() => ({ result: 'retry', reason: 'NETWORK: connection refused' }));
         if (m === 'unsent') return batch.entries.map(() => ({ result: 'unknown', reason: 'TIMEOUT' }));
         const out = batch.entries.map((e) => (e.item.reject ? { result: 'rejected', errorId: 5, errorName: 'BAD_DESTINATION' } : { result: 'accepted', gatewayId: this.create(e.item) }));

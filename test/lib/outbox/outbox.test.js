@@ -53,6 +53,20 @@ describe('outbox engine (issue 45)', function () {
     assert.equal(ob.state().waiting, 0);
   });
 
+  it('an entry in the batch in flight still counts for the oldest (the state says 1 waiting and since when)', async function () {
+    const gw = new FakeGateway();
+    gw.mode = 'held';
+    const ob = await start(gw);
+    const before = Date.now();
+    await ob.accept('m', { payload: 1 }, entries(1));
+    await waitUntil(() => gw.held.length === 1, 30000, 'the send in flight');
+    const s = ob.state();
+    gw.mode = 'down';
+    gw.release();
+    assert.equal(s.waiting, 1);
+    assert.ok(typeof s.oldestAt === 'number' && s.oldestAt >= before - 1000 && s.oldestAt <= Date.now(), `oldestAt ${s.oldestAt}`);
+  });
+
   it('a msg whose entries are accepted and rejected ends once, with each entry\'s outcome', async function () {
     const gw = new FakeGateway();
     const ob = await start(gw);
