@@ -15,17 +15,8 @@ const path = require('node:path');
 const { childGateway } = require('./child-red');
 const { creationKey, modePayload } = require('../../dist/simulator/terminal-creations');
 
-/** mulberry32: the run is replayed from its seed. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// mulberry32, the simulator's own seeded PRNG: the run is replayed from its seed.
+const { rng } = require('../../dist/simulator/faults');
 
 /** `count` terminals of the demo account, registered, online (or offline: `online` false), in PrimeID order. */
 function demoTerminals(sim, count, online) {
