@@ -13,7 +13,7 @@ export { GatewayError, ERROR_CODES, type ErrorCode, type GatewayErrorOptions } f
 // cheap (no zod, no undici) until a client is made.
 import type * as Clients from './lib/api/clients';
 export type {
-  TerminalClientOptions, ModeInput, MessageInput, SubmitModesOptions, SubmitMessagesOptions, SubmitOutcome, CancelOutcome, StatusUpdate, MobileMessage, FeedReply, CallOptions,
+  TerminalClientOptions, TerminalOutbox, TerminalOutboxOptions, OutboxRedisOptions, OutboxSendOptions, OutboxReceipt, OutboxOutcome, ModeInput, MessageInput, SubmitModesOptions, SubmitMessagesOptions, SubmitOutcome, CancelOutcome, StatusUpdate, MobileMessage, FeedReply, CallOptions,
   BrokerClientOptions, Contract, BrokerMessage, ContractCreate, ContractFilters, DevicePage, DeviceQuery, SmsEnvelope,
   AppClientOptions, TagPage, TagRecord, UserRecord, TagQuery, TagConfigQuery, CommonClientOptions,
 } from './lib/api/clients';

@@ -13,7 +13,7 @@ import { readIds } from '../lib/api/terminal-inputs';
 import { postCancellations } from '../lib/api/clients/terminal';
 import { isGateway } from '../lib/node-red/guards';
 import { outboxSettings, runWithOutbox, type OutboxConfig } from '../lib/node-red/outbox-node';
-import { entryResults } from '../lib/node-red/outbox-results';
+import { entryResults } from '../lib/outbox/results';
 import { toJsonItem } from '../lib/outbox/gateway-sender';
 
 export interface CancelConfig extends NodeDef, OutboxConfig {

@@ -18,13 +18,13 @@
  * - Status: `outbox: 1,204 waiting, oldest 38 min` (red while the account is refused).
  */
 import type { Node, NodeAPI, NodeMessage, NodeMessageInFlow } from 'node-red';
-import { ERROR_CODES, GatewayError, badInput, toGatewayError, type ErrorCode } from '../common/errors';
+import { GatewayError, badInput, toGatewayError } from '../common/errors';
 import { showValue } from '../common/int64';
 import { numberSetting, type Msg } from './node-kit';
 import { acquireOutbox, releaseOutbox, type OutboxSettings, type OutboxUser, type SharedOutbox } from './outbox-registry';
 import type { AcceptOptions, EntryResult, JsonObject, MsgOutcome, NewEntry, OutboxState } from '../outbox/types';
 import type { GatewayNode } from './config-nodes';
-import { entryResults } from './outbox-results';
+import { BAD_END, entryResults, outboxInfo, outcomeError } from '../outbox/results';
 import { splitResults } from './submit-results';
 import type { SubmitResult } from '../api/terminal';
 
@@ -98,31 +98,6 @@ export interface OutboxNodeSpec {
   deliver(msg: Msg, results: EntryResult[]): Array<NodeMessage | null> | NodeMessage;
   /** What err.entries and msg.results say of an entry (its results, as the outputs give them). */
   describe(r: EntryResult): unknown[];
-}
-
-const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
-const BAD_END = new Set(['EXPIRED', 'OUTBOX_FULL', 'failed']);
-
-/** The error a msg ends with when some entries were never sent, or refused as a call. */
-export function outcomeError(o: MsgOutcome): GatewayError | undefined {
-  const bad = o.entries.filter((e) => BAD_END.has(e.outcome.result));
-  if (!bad.length) return undefined;
-  const first = bad[0]!.outcome;
-  const code: ErrorCode = first.result === 'failed' ? ((ERROR_CODES as readonly string[]).includes(first.code) ? (first.code as ErrorCode) : 'GATEWAY_ERROR') : first.result === 'EXPIRED' ? 'EXPIRED' : 'OUTBOX_FULL';
-  const why =
-    code === 'EXPIRED' ? 'its TTL ended before it could be sent; never sent' : code === 'OUTBOX_FULL' ? 'the outbox was full; dropped to make room, never sent' : first.result === 'failed' ? first.message : '';
-  const err = new GatewayError(code, `${bad.length} of ${o.entries.length} entr${o.entries.length === 1 ? 'y' : 'ies'} of the outbox "${o.outbox}": ${why}`);
-  return err;
-}
-
-/**
- * msg.outbox: the accepted msg's key in its outbox (the same on an outcome sent again after a
- * kill: see docs/nodes.md), when it was accepted, when its last entry was sent, the most
- * attempts of an entry.
- */
-function outboxInfo(o: MsgOutcome): Record<string, unknown> {
-  const sent = o.entries.map((e) => e.sentAt).filter((x): x is number => x !== undefined);
-  return { key: o.key, acceptedAt: iso(o.acceptedAt), sentAt: sent.length ? iso(Math.max(...sent)) : null, attempts: Math.max(0, ...o.entries.map((e) => e.attempts)) };
 }
 
 /** "38 min", "2 h", "40 s" */

@@ -10,6 +10,7 @@ import type { ApiClient, AuthProvider, HeldCall, Query } from '../../transport/h
 import { resolveGatewayBase } from '../../transport/endpoints';
 import { ClientCredentialsBearer, StaticBearer } from '../../account/auth';
 import type { Account } from '../../account/account';
+import { tokenIdentity, type AccountIdentity } from '../../account/redis/keys';
 import { ErrorCatalogue } from '../catalogue';
 import { withExtraQuery as withQuery } from '../gateway-context';
 import { nameErrors, throwOnCallError, type CatalogueHolder } from '../gateway-errors';
@@ -223,12 +224,12 @@ function fromUtcText(v: unknown): string {
 }
 
 /** Throws BAD_INPUT with every problem, as the nodes do. */
-function refuse(problems: string[]): void {
+export function refuse(problems: string[]): void {
   if (problems.length) throw new GatewayError('BAD_INPUT', joinProblems(problems), { field: problems[0]!.split(':')[0] });
 }
 
 /** A list of inputs (or one), or BAD_INPUT when empty. */
-function asList(v: unknown, name: string): unknown[] {
+export function asList(v: unknown, name: string): unknown[] {
   const list = Array.isArray(v) ? v : [v];
   if (list.length === 0) throw badInput(name, 'an empty array; give at least one');
   return list;
@@ -247,6 +248,9 @@ export class TerminalClient implements TerminalContext {
   private readonly apiVersion: string;
   private readonly maxBatchSize: number;
   private closed = false;
+  /** What close() closes first (the client's outboxes: terminal-outbox.ts); and the account's identity for Redis keys. */
+  readonly dependents = new Set<{ close(): Promise<void> }>();
+  readonly keyIdentity: () => AccountIdentity;
 
   constructor(options: TerminalClientOptions) {
     const opts = optionsObject(options, 'TerminalClient');
@@ -273,6 +277,7 @@ export class TerminalClient implements TerminalContext {
         bearer: () => (clientId && clientSecret ? new ClientCredentialsBearer(clientId, clientSecret, this.apiPath(TERMINAL_PATHS.token)) : new StaticBearer(token!, 'bearer token')),
       },
     });
+    this.keyIdentity = () => ({ baseUrl: base.baseUrl, ...(clientId ? { clientId } : { token: tokenIdentity('token', token!) }) });
     this.catalogue = new ErrorCatalogue(() => ({ client: this.client(), auth: this.bearerAuth(), path: this.apiPath(TERMINAL_PATHS.errorCodes) }));
   }
 
@@ -366,6 +371,7 @@ export class TerminalClient implements TerminalContext {
 
   /** Ends the client's connections and its token; the client refuses requests after. */
   async close(): Promise<void> {
+    await Promise.allSettled([...this.dependents].map((d) => d.close()));
     this.closed = true;
     await this.account.close();
   }

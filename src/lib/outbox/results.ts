@@ -6,8 +6,9 @@
  * OUTBOX_FULL) or refused as a call say so in `Outbox`.
  */
 import { int64Out } from '../common/int64';
-import { decodeMultiple, fromJsonItem } from '../outbox/gateway-sender';
-import type { EntryResult, JsonValue } from '../outbox/types';
+import { decodeMultiple, fromJsonItem } from './gateway-sender';
+import { ERROR_CODES, GatewayError, type ErrorCode } from '../common/errors';
+import type { EntryResult, JsonValue, MsgOutcome } from './types';
 
 type Row = Record<string, unknown>;
 
@@ -58,4 +59,29 @@ export function entryResults(r: EntryResult): Row[] {
     default:
       return [forDestination(r, it.DestinationID, userId(it.UserMessageID))];
   }
+}
+
+const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+export const BAD_END: ReadonlySet<string> = new Set(['EXPIRED', 'OUTBOX_FULL', 'failed']);
+
+/** The error a msg ends with when some entries were never sent, or refused as a call. */
+export function outcomeError(o: MsgOutcome): GatewayError | undefined {
+  const bad = o.entries.filter((e) => BAD_END.has(e.outcome.result));
+  if (!bad.length) return undefined;
+  const first = bad[0]!.outcome;
+  const code: ErrorCode = first.result === 'failed' ? ((ERROR_CODES as readonly string[]).includes(first.code) ? (first.code as ErrorCode) : 'GATEWAY_ERROR') : first.result === 'EXPIRED' ? 'EXPIRED' : 'OUTBOX_FULL';
+  const why =
+    code === 'EXPIRED' ? 'its TTL ended before it could be sent; never sent' : code === 'OUTBOX_FULL' ? 'the outbox was full; dropped to make room, never sent' : first.result === 'failed' ? first.message : '';
+  const err = new GatewayError(code, `${bad.length} of ${o.entries.length} entr${o.entries.length === 1 ? 'y' : 'ies'} of the outbox "${o.outbox}": ${why}`);
+  return err;
+}
+
+/**
+ * msg.outbox: the accepted msg's key in its outbox (the same on an outcome sent again after a
+ * kill: see docs/nodes.md), when it was accepted, when its last entry was sent, the most
+ * attempts of an entry.
+ */
+export function outboxInfo(o: MsgOutcome): Record<string, unknown> {
+  const sent = o.entries.map((e) => e.sentAt).filter((x): x is number => x !== undefined);
+  return { key: o.key, acceptedAt: iso(o.acceptedAt), sentAt: sent.length ? iso(Math.max(...sent)) : null, attempts: Math.max(0, ...o.entries.map((e) => e.attempts)) };
 }
