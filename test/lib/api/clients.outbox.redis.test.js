@@ -1,0 +1,80 @@
+'use strict';
+/**
+ * The TerminalClient's outbox in Redis (issue 45; nodes.md "A fleet"), against a real
+ * redis-server and the bundled simulator: sends accepted during an outage by one client survive
+ * its close and drain from a new client on a new connection, outcomes and all, each message
+ * created once; two scripts on one outbox name: the one that does not drain accepts only
+ * (`standby`), the one that drains sends its entries and gives their outcomes.
+ */
+const assert = require('node:assert/strict');
+const { describeRedis } = require('../../helpers/redis');
+const { startSimulator, TerminalClient } = require('../../..');
+const { waitUntil } = require('../../helpers/wait');
+
+const DEST = '01000001SKYA001';
+const raw = (...bytes) => Buffer.from([128, 9, ...bytes]).toString('base64');
+
+describeRedis('TerminalClient outbox, Redis store (issue 45, real redis-server)', function (ctx) {
+  this.timeout(90000);
+  let sim;
+  let n = 0;
+  let name;
+  const clients = [];
+
+  const newClient = () => {
+    const c = new TerminalClient({ baseUrl: sim.url, clientId: 'demo', clientSecret: 'demo-secret', rateLimitCalls: 0, maxRetries: 0 });
+    clients.push(c);
+    return c;
+  };
+  const open = async () => {
+    const ob = await newClient().outbox({ redis: { url: ctx.server.url }, name });
+    const seen = [];
+    ob.on('outcome', (o) => seen.push(o));
+    return { ob, seen };
+  };
+  const created = (...bytes) => sim.terminal.creations.count(DEST, { RawPayload: raw(...bytes) });
+
+  beforeEach(async () => {
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
+    name = `edge-${process.pid}-${++n}`;
+  });
+  afterEach(async () => {
+    for (const c of clients.splice(0)) await c.close();
+    await sim.close();
+  });
+
+  it('accepted during an outage, closed: a new client on a new connection drains them and gives their outcomes, each created once', async function () {
+    sim.server.link.refuse();
+    const first = await open();
+    const a = await first.ob.submitMessages([{ DestinationID: DEST, RawPayload: raw(1) }, { DestinationID: DEST, RawPayload: raw(2) }], { meta: { job: 'a' } });
+    const b = await first.ob.cancel(123456789, { meta: { job: 'b' }, priority: 0 });
+    assert.equal(first.ob.state().waiting, 3);
+    await first.ob.close();
+    await sim.server.link.up();
+
+    const second = await open();
+    await waitUntil(() => second.seen.length === 2, 60000, 'both outcomes', () => JSON.stringify(second.ob.state()));
+    const of = (r) => second.seen.find((o) => o.key === r.key);
+    assert.deepEqual(of(a).meta, { job: 'a' });
+    assert.ok(of(a).results.every((r) => r.ErrorID === 0 && typeof r.ID === 'number'), JSON.stringify(of(a).results));
+    assert.equal(of(b).results[0].ID, 123456789);
+    assert.ok(of(b).results[0].ErrorID > 0, 'the gateway refused to cancel a message it does not know (an answer, not a retry)');
+    assert.deepEqual([created(1), created(2)], [1, 1]);
+    await second.ob.close();
+    const third = await open();
+    assert.equal(third.ob.state().waiting, 0, 'nothing left in Redis');
+  });
+
+  it('two scripts on one outbox: the one that does not drain accepts only (standby); the one that drains sends and gives the outcome', async function () {
+    const a = await open();
+    const first = await a.ob.submitMessages({ DestinationID: DEST, RawPayload: raw(10) });
+    await waitUntil(() => a.seen.some((o) => o.key === first.key), 60000, 'the first script drains');
+    const b = await open();
+    const r = await b.ob.submitMessages({ DestinationID: DEST, RawPayload: raw(11) }, { meta: { from: 'b' } });
+    assert.equal(r.standby, true);
+    await waitUntil(() => a.seen.some((o) => o.key === r.key), 60000, 'the draining script gives the outcome of the other\'s send');
+    assert.deepEqual(a.seen.find((o) => o.key === r.key).meta, { from: 'b' });
+    assert.equal(b.seen.length, 0);
+    assert.deepEqual([created(10), created(11)], [1, 1]);
+  });
+});
