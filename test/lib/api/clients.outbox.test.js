@@ -6,7 +6,7 @@
  * drain and their outcomes come, each message created once); the link down then up; priority
  * order; TTL (EXPIRED, never sent); whenFull reject (OUTBOX_FULL, nothing kept); bad input
  * BAD_INPUT at once with nothing kept; an outcome no one took is given again at the next open,
- * one that was taken is not; modes and cancellations; one outbox per folder; client.close().
+ * one that was taken is not; modes and cancellations; one outbox per folder; client.close(); the example script runs.
  */
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
@@ -15,6 +15,7 @@ const path = require('node:path');
 const { startSimulator, TerminalClient, GatewayError } = require('../../..');
 const { waitUntil } = require('../../helpers/wait');
 const { refused } = require('../../helpers/clients');
+const { execFile } = require('node:child_process');
 
 const DEST = '01000001SKYA001';
 const raw = (...bytes) => Buffer.from([128, 9, ...bytes]).toString('base64');
@@ -215,5 +216,16 @@ describe('TerminalClient outbox, file store (issue 45)', function () {
     await refused(ob.submitMessages({ DestinationID: DEST, RawPayload: raw(61) }), 'STORAGE');
     const again = await open();
     assert.equal(again.ob.state().waiting, 1);
+  });
+
+  it('the example script (examples/scripts/edge-outbox.js) runs: accepted during an outage, run again, three outcomes, urgent first, nothing twice', async function () {
+    const script = path.join(__dirname, '../../../examples/scripts/edge-outbox.js');
+    const r = await new Promise((resolve) => {
+      execFile(process.execPath, [script], { timeout: 60000 }, (err, stdout, stderr) => resolve({ code: err ? (err.code ?? 1) : 0, stdout, stderr }));
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /first run: accepted, waiting for the link: 3\noutcome: stop the pump \(urgent\): gateway ID \d+, ErrorID 0\n/);
+    assert.equal((r.stdout.match(/^outcome: .*ErrorID 0$/gm) ?? []).length, 3, r.stdout);
+    assert.match(r.stdout, /created at the gateway: 3, created twice: 0/);
   });
 });
