@@ -20,6 +20,14 @@ const { execFile } = require('node:child_process');
 const DEST = '01000001SKYA001';
 const raw = (...bytes) => Buffer.from([128, 9, ...bytes]).toString('base64');
 
+/** The iterator's next outcome, or a failure that says which never came (within 30 s). */
+async function nextOf(it, what) {
+  let got;
+  it.next().then((r) => (got = r));
+  await waitUntil(() => got !== undefined, 30000, what);
+  return got;
+}
+
 describe('TerminalClient outbox, file store (issue 45)', function () {
   this.timeout(90000);
   let sim;
@@ -93,17 +101,22 @@ describe('TerminalClient outbox, file store (issue 45)', function () {
 
   it('an outcome no one took is given again at the next open; one taken by the iterator is not', async function () {
     const ob1 = await newClient().outbox({ file: dir });
+    const once = [];
+    ob1.once('outcome', (o) => once.push(o.key));
+    const r0 = await ob1.submitMessages({ DestinationID: DEST, RawPayload: raw(9) });
+    await waitUntil(() => once.length === 1, 60000, 'the once() listener took one outcome');
+    assert.deepEqual(once, [r0.key]);
     const r1 = await ob1.submitMessages({ DestinationID: DEST, RawPayload: raw(10) });
     await waitUntil(() => created(10) === 1 && ob1.state().waiting === 0, 60000, 'sent, no listener');
     await ob1.close();
 
     const ob2 = await newClient().outbox({ file: dir });
     const it = ob2.outcomes();
-    const { value } = await it.next();
+    const { value } = await nextOf(it, 'the outcome of the earlier run, which no one took');
     assert.equal(value.key, r1.key);
     assert.equal(typeof value.results[0].ID, 'number');
     const r2 = await ob2.submitMessages({ DestinationID: DEST, RawPayload: raw(11) });
-    const next = await it.next(); // asking for it takes the one before
+    const next = await nextOf(it, 'the outcome of this run\'s send'); // asking for it takes the one before
     assert.equal(next.value.key, r2.key);
     await it.return();
     await ob2.close();
@@ -214,6 +227,7 @@ describe('TerminalClient outbox, file store (issue 45)', function () {
     await ob.submitMessages({ DestinationID: DEST, RawPayload: raw(60) });
     await client.close();
     await refused(ob.submitMessages({ DestinationID: DEST, RawPayload: raw(61) }), 'STORAGE');
+    await refused(client.outbox({ file: dir }), 'BAD_INPUT'); // a closed client opens none (its sends would fail)
     const again = await open();
     assert.equal(again.ob.state().waiting, 1);
   });

@@ -201,7 +201,8 @@ export class TerminalOutbox extends EventEmitter {
   constructor(private readonly client: TerminalClient, readonly name: string) {
     super();
     this.delivery = new OutcomeDelivery<OutboxOutcome>(
-      () => this.listeners('outcome') as Array<(o: OutboxOutcome) => unknown>,
+      // rawListeners: a once() listener's wrapper, which removes it as it is called.
+      () => this.rawListeners('outcome').map((l) => (o: OutboxOutcome) => (l as (o: OutboxOutcome) => unknown).call(this, o)),
       (err) => this.emit('warning', `an outcome listener threw (${(err as Error)?.name ?? 'an error'}); the outcome counts as taken`),
     );
     this.on('newListener', (event) => {
@@ -323,6 +324,7 @@ export class TerminalOutbox extends EventEmitter {
 /** `client.outbox(options)`: opens the outbox (its entries from an earlier run drain at once). */
 export async function openTerminalOutbox(client: TerminalClient, options: TerminalOutboxOptions): Promise<TerminalOutbox> {
   const o = checkOptions(options);
+  client.client(); // a closed client refuses (its sends would fail as calls: entries lost)
   const ob = new TerminalOutbox(client, o.name);
   await ob.open(o);
   return ob;
