@@ -369,7 +369,7 @@ export class TerminalClient implements TerminalContext {
     return guardedPage(`GET ${this.apiPath('info/terminal_updates')}`, from, page, terminalTime, terminalOut);
   }
 
-  /** Ends the client's connections and its token; the client refuses requests after. */
+  /** Closes its outboxes (terminal-outbox.ts), then ends the client's connections and its token; the client refuses requests after. */
   async close(): Promise<void> {
     await Promise.allSettled([...this.dependents].map((d) => d.close()));
     this.closed = true;
