@@ -98,8 +98,12 @@ async function launchBrowser() {
  * Opens the editor in a new page and waits until the palette has loaded. Every console
  * error and uncaught page error is collected in `page.errors` (tests read and reset it).
  */
-async function openEditor(browser, url, { width = 1400, height = 900 } = {}) {
+async function openEditor(browser, url, { width = 1400, height = 900, clock = false } = {}) {
   const context = await browser.newContext({ viewport: { width, height } });
+  // With `clock`, the page's timers run on Playwright's clock (in step with real time until a
+  // test moves it on: page.clock.fastForward), so a test need not sit out a delay meant for
+  // people, such as a tooltip's 750 ms.
+  if (clock) await context.clock.install();
   const page = await context.newPage();
   page.setDefaultTimeout(WAIT_MS);
   page.errors = [];
@@ -120,16 +124,16 @@ async function openEditor(browser, url, { width = 1400, height = 900 } = {}) {
 /**
  * Mocha hooks for a describe block: before its first test the demo's Node-RED
  * (startNodeRed, `deployExamples`), headless Chromium and the editor in a `width` x `height`
- * page; after its last, both stopped. `set({ nr, browser, page })` receives them.
+ * page (its timers on Playwright's clock with `clock`: openEditor); after its last, both stopped. `set({ nr, browser, page })` receives them.
  */
-function useEditor({ deployExamples = false, width = 1400, height = 900 } = {}, set) {
+function useEditor({ deployExamples = false, width = 1400, height = 900, clock = false } = {}, set) {
   let nr;
   let browser;
   before(async function () {
     if (!chromiumPath()) throw new Error('no Chromium: install it (apt-get install -y chromium) or set IOTGW_CHROMIUM');
     nr = await startNodeRed({ deployExamples });
     browser = await launchBrowser();
-    set({ nr, browser, page: await openEditor(browser, nr.url, { width, height }) });
+    set({ nr, browser, page: await openEditor(browser, nr.url, { width, height, clock }) });
   });
   after(async function () {
     if (browser) await browser.close();

@@ -77,14 +77,16 @@ function withoutChromium(title) {
  * registers its tests, which read `ed.page`, `ed.nr`, `ed.types` (package.json's node types)
  * and `ed.defs` (type -> {category, isConfig, defaults, credentials}). After a failed test
  * a screenshot goes to test/artifacts/; after every test the editor is left with no open
- * tray, dialog or tooltip. Without Chromium: a banner, and a pending test (CI=true: a failing one).
+ * tray, dialog or tooltip. With `clock`, the page's timers run on Playwright's clock (openEditor in
+ * browser.js), so the dialog tests skip the tooltips' delay. Without Chromium: a banner, and a
+ * pending test (CI=true: a failing one).
  */
-function describeEditor(title, body) {
+function describeEditor(title, body, { clock = false } = {}) {
   if (withoutChromium(title)) return;
   describe(title, function () {
     this.timeout(180000);
-    const ed = { types: nodeTypes(), nr: undefined, page: undefined, defs: undefined };
-    useEditor({ width: 1280, height: 800 }, (e) => Object.assign(ed, e));
+    const ed = { types: nodeTypes(), nr: undefined, page: undefined, defs: undefined, clock };
+    useEditor({ width: 1280, height: 800, clock }, (e) => Object.assign(ed, e));
 
     before(async function () {
       const { page } = ed;
@@ -221,6 +223,9 @@ async function checkValidation(ed, type, prefix) {
     // error text in the dialog.
     const target = c.typed ? page.locator(sel).locator('xpath=following-sibling::div[contains(@class,"red-ui-typedInput-container")]') : page.locator(sel);
     await target.hover();
+    // The tooltip shows after 750 ms of hovering: with the page's timers on Playwright's clock
+    // (describeEditor's `clock`), that time is skipped.
+    if (ed.clock) await page.clock.fastForward(800);
     const reason = await page
       .waitForFunction(
         () => {
