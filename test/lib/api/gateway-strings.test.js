@@ -10,13 +10,9 @@
  * MobileID `<img src=x onerror=...>` reached the dashboard example's map.
  */
 const assert = require('node:assert/strict');
-const path = require('node:path');
-
-const ROOT = path.resolve(__dirname, '..', '..', '..');
-const { startSimulator, TerminalClient } = require(ROOT);
 const { isTerminalId, isUtcField } = require('../../../dist/lib/api/records');
 const { readMessage, MalformedMessage } = require('../../../dist/lib/api/terminal');
-const { refused: refusedAs } = require('../../helpers/clients');
+const { refused: refusedAs, terminalClientPerTest } = require('../../helpers/clients');
 
 const refused = async (promise, code, re) => assert.match((await refusedAs(promise, code)).message, re);
 
@@ -56,14 +52,7 @@ describe('gateway strings checked for their form (issue 43)', function () {
     this.timeout(60000);
     let sim;
     let client;
-    beforeEach(async function () {
-      sim = await startSimulator({ port: 0, terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: 50 } });
-      client = new TerminalClient({ baseUrl: sim.url, clientId: 'demo', clientSecret: 'demo-secret', rateLimitCalls: 0, timeoutMs: 10000 });
-    });
-    afterEach(async function () {
-      await client.close();
-      await sim.close();
-    });
+    terminalClientPerTest((t) => ({ sim, client } = t), { fleetSize: 50, timeoutMs: 10000 });
     const from = () => utc(nowSec() - 3600);
     const serve = (route, body) => sim.server.inject({ route, status: 200, body, times: 1 });
 
