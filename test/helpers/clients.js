@@ -36,4 +36,12 @@ function terminalClientPerTest(use, { fleetSize = 2500, timeoutMs } = {}) {
   });
 }
 
-module.exports = { refused, terminalClientPerTest };
+/** The gateway's form of a UTC time (yyyy-MM-dd HH:mm:ss) of `sec`; the seconds now; an hour ago in that form. */
+const utc = (sec) => new Date(sec * 1000).toISOString().slice(0, 19).replace('T', ' ');
+const nowSec = () => Math.floor(Date.now() / 1000);
+const hourAgo = () => utc(nowSec() - 3600);
+
+/** The simulator's next reply on `route` is `body` (HTTP 200), once. */
+const serveOnce = (sim, route, body) => sim.server.inject({ route, status: 200, body, times: 1 });
+
+module.exports = { refused, terminalClientPerTest, utc, nowSec, hourAgo, serveOnce };

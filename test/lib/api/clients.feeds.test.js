@@ -10,10 +10,8 @@ const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const { TerminalClient } = require(ROOT);
-const { refused, terminalClientPerTest } = require('../../helpers/clients');
+const { refused, terminalClientPerTest, utc, nowSec, hourAgo: from, serveOnce } = require('../../helpers/clients');
 
-const utc = (sec) => new Date(sec * 1000).toISOString().slice(0, 19).replace('T', ' ');
-const nowSec = () => Math.floor(Date.now() / 1000);
 
 
 describe('TerminalClient feeds: the nodes\' reply guarantees, and terminal updates', function () {
@@ -22,9 +20,8 @@ describe('TerminalClient feeds: the nodes\' reply guarantees, and terminal updat
   let client;
   terminalClientPerTest((t) => ({ sim, client } = t), { fleetSize: 800, timeoutMs: 10000 });
 
-  const from = () => utc(nowSec() - 3600);
   const record = (i, sec) => ({ ID: 10_000_000_000 + i, State: 1, IsClosed: true, StatusUTC: utc(sec), CreateUTC: utc(sec - 60), Transport: 1 });
-  const serve = (route, body) => sim.server.inject({ route, status: 200, body, times: 1 });
+  const serve = (route, body) => serveOnce(sim, route, body);
 
   it('statusUpdates and messages: a reply of 10,000 records is BAD_RESPONSE, nothing returned', async function () {
     const sec = nowSec() - 60;

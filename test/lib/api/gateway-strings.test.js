@@ -12,12 +12,10 @@
 const assert = require('node:assert/strict');
 const { isTerminalId, isUtcField } = require('../../../dist/lib/api/records');
 const { readMessage, MalformedMessage } = require('../../../dist/lib/api/terminal');
-const { refused: refusedAs, terminalClientPerTest } = require('../../helpers/clients');
+const { refused: refusedAs, terminalClientPerTest, utc, nowSec, hourAgo: from, serveOnce } = require('../../helpers/clients');
 
 const refused = async (promise, code, re) => assert.match((await refusedAs(promise, code)).message, re);
 
-const utc = (sec) => new Date(sec * 1000).toISOString().slice(0, 19).replace('T', ' ');
-const nowSec = () => Math.floor(Date.now() / 1000);
 const IMG = '<img src=x onerror=console.log("xss")>';
 const SCRIPT = '<script>console.log("xss")</script>';
 const HOSTILE_IDS = [IMG, SCRIPT, '', ' 01000001SKYA001', '01000001SKYA001 ', '01000001SKY&001', "0100'001SKYA001", '0100"001SKYA001', '01000001SKYÄ001', '0'.repeat(33), '${name}', '0100-001'];
@@ -53,8 +51,7 @@ describe('gateway strings checked for their form (issue 43)', function () {
     let sim;
     let client;
     terminalClientPerTest((t) => ({ sim, client } = t), { fleetSize: 50, timeoutMs: 10000 });
-    const from = () => utc(nowSec() - 3600);
-    const serve = (route, body) => sim.server.inject({ route, status: 200, body, times: 1 });
+    const serve = (route, body) => serveOnce(sim, route, body);
 
     it('from-mobile messages: a MobileID holding HTML is listed in malformed, the others are returned', async function () {
       const sec = nowSec() - 60;
