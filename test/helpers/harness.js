@@ -192,6 +192,23 @@ function simulatorPerTest(options, set) {
   });
 }
 
+/**
+ * Mocha hooks for a describe block whose tests share one simulator (with `options`), started
+ * before its first test and given to `set`; after its last, the flows unloaded and the
+ * simulator closed.
+ */
+function simulatorPerSuite(options, set) {
+  let sim;
+  before(async function () {
+    sim = await startSimulator(options);
+    set(sim);
+  });
+  after(async function () {
+    await helper.unload();
+    await sim.close();
+  });
+}
+
 /** Mocha hooks: the test helper's Node-RED runtime for a describe block (started before its first test, stopped after its last). */
 function useRuntime() {
   before(async function () {
@@ -233,4 +250,4 @@ function logged(id, level = 20) {
     .map((e) => String(e.msg));
 }
 
-module.exports = { userDirPerTest, logged, loadExample, recordWarnings, recordStatuses, simulatorPerTest, useRuntime, helper, startSimulator, gatewayNode, modeNode, sendMessageNode, messagePollerNode, nodeFlow, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };
+module.exports = { userDirPerTest, logged, loadExample, recordWarnings, recordStatuses, simulatorPerTest, simulatorPerSuite, useRuntime, helper, startSimulator, gatewayNode, modeNode, sendMessageNode, messagePollerNode, nodeFlow, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };
