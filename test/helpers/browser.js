@@ -141,6 +141,17 @@ function useEditor({ deployExamples = false, width = 1400, height = 900, clock =
   });
 }
 
+/**
+ * Mocha hooks for the tests of one account dialog (config type `type`): the editor open
+ * (useEditor, 1280 x 900), and `set({ nr, page, dialog })` (accountDialog) before the first test.
+ */
+function useAccountDialog(type, set) {
+  useEditor({ width: 1280, height: 900 }, ({ nr, page }) => {
+    page.setDefaultTimeout(WAIT_MS);
+    set({ nr, page, dialog: accountDialog(page, type) });
+  });
+}
+
 /** Example files of the package: [{file, nodes}] (read from examples/). */
 function exampleFiles() {
   const dir = path.join(ROOT, 'examples');
@@ -162,7 +173,7 @@ const TAB_IDS = { Connection: 'connection', Credentials: 'credentials', Limits: 
 
 /**
  * Drives the account dialog of config type `type` (iotgw-gateway, iotgw-app) on `page`:
- * open(id) (a new one by default), close(button), tab(label), fill({key: value}) (on the
+ * open(id) (a new one by default), close(button), tab(label), tabLabels(), fieldsByTab(onTab), fill({key: value}) (on the
  * field's tab), saveAndDeploy(name), remove(id), testDeadPort(path) and testConnection(), which clicks "test connection" and resolves with {ok, failed, text}
  * once the result shows.
  */
@@ -177,6 +188,20 @@ function accountDialog(page, type) {
     async close(button = '#node-config-dialog-cancel') {
       await page.click(button);
       await page.waitForFunction(() => !document.querySelector('.red-ui-tray'), null, { timeout: WAIT_MS });
+    },
+    /** The labels of the open dialog's tabs. */
+    tabLabels() {
+      return page.evaluate((type) => [...document.querySelectorAll(`#node-config-${type}-tabs li`)].map((li) => li.textContent.trim()), type);
+    },
+    /** Each tab of `onTab` (label -> field keys) shown in turn: label -> the keys of all its fields visible on it. */
+    async fieldsByTab(onTab) {
+      const all = Object.values(onTab).flat();
+      const shown = {};
+      for (const label of Object.keys(onTab)) {
+        await this.tab(label);
+        shown[label] = await page.evaluate((ids) => ids.filter((id) => $(`#node-config-input-${id}`).is(':visible')), all);
+      }
+      return shown;
     },
     async tab(label) {
       if (await page.isVisible(tabId(label))) return;
@@ -241,4 +266,4 @@ function accountDialog(page, type) {
   };
 }
 
-module.exports = { ROOT, WAIT_MS, chromiumPath, startNodeRed, launchBrowser, openEditor, useEditor, exampleFiles, nodeTypes, accountDialog };
+module.exports = { ROOT, WAIT_MS, chromiumPath, startNodeRed, launchBrowser, openEditor, useEditor, useAccountDialog, exampleFiles, nodeTypes, accountDialog };
