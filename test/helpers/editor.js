@@ -465,10 +465,16 @@ function exampleTests(ed, area, { listed = false } = {}) {
             // poll (the tracker's delivery, the account status), and the pace of an example's polls
             // (10 to 60 s, for a real account) is not what it proves. Five polls in 20 s stay
             // within the examples' own rate limit of 5 calls a minute.
+            // Likewise an inject node that fires once at deploy fires within half a second (the
+            // examples wait 1 to 20 s, which a person watching the debug sidebar does not mind).
             for (const ws of added) {
               for (const n of RED.nodes.filterNodes({ z: ws })) {
                 if (/^iotgw-/.test(n.type) && Number(n.intervalSeconds) > POLL_SECONDS) {
                   n.intervalSeconds = POLL_SECONDS;
+                  n.changed = true;
+                }
+                if (n.type === 'inject' && n.once && Number(n.onceDelay) > 0.5) {
+                  n.onceDelay = 0.5;
                   n.changed = true;
                 }
               }
