@@ -293,7 +293,10 @@ function dialogTests(ed, areaTypes) {
           await page.dblclick(`[id="${nodeId}"] .red-ui-flow-node`);
           await page.waitForSelector('.red-ui-tray #dialog-form', { state: 'visible' });
         }
-        await page.waitForTimeout(400);
+        // The tray's opening (its animation, the dialog's own deferred set-up) has its 400 ms: on
+        // the page's clock (describeEditor's `clock`) moved on at once.
+        if (ed.clock) await page.clock.fastForward(400);
+        else await page.waitForTimeout(400);
         const prefix = d.isConfig ? 'node-config-input' : 'node-input';
         // Every property of the node has its field.
         const missing = await page.evaluate(
