@@ -241,6 +241,10 @@ function accountDialog(page, type) {
       if (!id) throw new Error(`no ${type} named ${name} after OK`);
       await page.click('#red-ui-header-button-deploy');
       await page.waitForSelector('.red-ui-notification:has-text("Successfully deployed")', { timeout: 15000 });
+      // With an account no node uses, the note says so ("You have some unused configuration
+      // nodes") and stays, over the dialog's buttons, for several seconds: closed, as a person would.
+      const close = page.locator('.red-ui-notification:has-text("Successfully deployed") button:has-text("Close")');
+      if (await close.count()) await close.first().click();
       return id;
     },
     /** Takes the account `id` out of the editor's flows (not deployed). */
