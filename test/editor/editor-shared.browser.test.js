@@ -23,6 +23,17 @@ function load(templates = {}) {
   return { IOTGW: window.IOTGW, els };
 }
 
+/**
+ * The template of `type` after IOTGW.rows(type, ...args) (the file loaded with that one
+ * template): `{ IOTGW, els, out }`, `out` one string a row, the white space between elements
+ * as one space (as the browser shows it).
+ */
+function expandRows(type, tpl, ...args) {
+  const { IOTGW: I, els } = load({ [type]: tpl });
+  I.rows(type, ...args);
+  return { IOTGW: I, els, out: els[type].textContent.replace(/\s*\n\s*/g, ' ').split(/(?<=<\/div>) /) };
+}
+
 const node = { _: (k) => `msg:${k}` };
 
 /** The definition nodes/<type>.html registers, its inline scripts run after the shared file (as Node-RED loads them). */
@@ -131,9 +142,7 @@ describe('shared editor code (resources/iotgw-editor.js)', function () {
       '<div class="form-row" data-iotgw-row="password lock" data-input-type="password"></div>',
       '<div class="form-row" data-input-placeholder="iotgw:" data-iotgw-row="keyPrefix key"></div>',
     ].join('\n');
-    const { IOTGW: I, els } = load({ 'iotgw-c': tpl });
-    I.rows('iotgw-c', 'node-config-input');
-    const out = els['iotgw-c'].textContent.replace(/\s*\n\s*/g, ' ').split(/(?<=<\/div>) /);
+    const { out } = expandRows('iotgw-c', tpl, 'node-config-input');
     assert.equal(out[0], '<div class="form-row"> <label for="node-config-input-name"><i class="fa fa-tag"></i> <span data-i18n="iotgw-c.label.name"></span></label> <input type="text" id="node-config-input-name" data-i18n="[placeholder]iotgw-c.placeholder.name"> </div>');
     assert.match(out[1], /<input type="password" id="node-config-input-password"> <\/div>$/);
     assert.match(out[2], /^<div class="form-row">.*<input type="text" id="node-config-input-keyPrefix" placeholder="iotgw:"> <\/div>$/);
@@ -157,10 +166,7 @@ describe('shared editor code (resources/iotgw-editor.js)', function () {
       '<div class="form-row" data-iotgw-select="firstPage sort 70%"><option value="">one</option></div>',
       '<div class="form-tips">left as it is</div>',
     ].join('\n');
-    const { IOTGW: I, els } = load({ 'iotgw-x': tpl });
-    I.rows('iotgw-x');
-    // One line a row, the white space between elements as one space (as the browser shows it).
-    const out = els['iotgw-x'].textContent.replace(/\s*\n\s*/g, ' ').split(/(?<=<\/div>) /);
+    const { IOTGW: I, els, out } = expandRows('iotgw-x', tpl);
     assert.equal(out.length, 7);
     assert.equal(out[0], '<div class="form-row"> <label for="node-input-gateway"><i class="fa fa-server"></i> <span data-i18n="iotgw-x.label.gateway"></span></label> <input type="text" id="node-input-gateway"> </div>');
     assert.equal(out[1], '<div class="form-row" style="margin-top: 8px;"> <label for="node-input-lingerMs"><i class="fa fa-hourglass-half"></i> <span data-i18n="iotgw-x.label.lingerMs"></span></label> <input type="text" id="node-input-lingerMs" style="width: 70px;"> ms </div>');
@@ -197,9 +203,7 @@ describe('shared editor code (resources/iotgw-editor.js)', function () {
       '<div class="form-row" data-iotgw-select="pages files-o 70%" data-iotgw-options="one all">\n        <input type="hidden" id="node-input-walk"></div>',
       '<div class="form-row" data-iotgw-select="view eye" data-iotgw-options="=view.any true=receivable"></div>',
     ].join('\n');
-    const { IOTGW: I, els } = load({ 'iotgw-o': tpl });
-    I.rows('iotgw-o');
-    const out = els['iotgw-o'].textContent.replace(/\s*\n\s*/g, ' ').split(/(?<=<\/div>) /);
+    const { out } = expandRows('iotgw-o', tpl);
     assert.equal(out[0], '<div class="form-row"> <label for="node-input-pages"><i class="fa fa-files-o"></i> <span data-i18n="iotgw-o.label.pages"></span></label> ' +
       '<select id="node-input-pages" style="width: 70%;"><option value="one" data-i18n="iotgw-o.pages.one"></option><option value="all" data-i18n="iotgw-o.pages.all"></option></select> ' +
       '<input type="hidden" id="node-input-walk"> </div>');

@@ -9,4 +9,4 @@ const { describeEditor, dialogTests, typeArea } = require('../helpers/editor');
 
 describeEditor('editor in a real browser (Chromium): dialogs of the LoRaWAN, SMS and app nodes', (ed) => {
   dialogTests(ed, nodeTypes().filter((t) => typeArea(t) === 'lorawan-sms-app'));
-});
+}, { clock: true });

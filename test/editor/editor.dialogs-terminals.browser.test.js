@@ -34,4 +34,4 @@ describeEditor('editor in a real browser (Chromium): dialogs of the terminals si
       assert.deepStrictEqual(page.errors, []);
     });
   });
-});
+}, { clock: true });

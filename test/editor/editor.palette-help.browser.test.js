@@ -74,6 +74,8 @@ describeEditor('editor in a real browser (Chromium): palette and help', (ed) => 
           const item = page.locator(`#red-ui-palette-container-iot_gateway .red-ui-palette-node[data-palette-type="${type}"]`);
           await item.scrollIntoViewIfNeeded();
           await item.hover();
+          // Its tooltip shows after 750 ms of hovering: on the page's clock, at once.
+          await page.clock.fastForward(800);
           const pop = page.locator('.red-ui-popover:visible').filter({ hasText: first });
           await pop.waitFor({ state: 'visible', timeout: WAIT_MS });
           await pop.locator('button[onclick*="sidebar.help.show"]').click();
@@ -93,4 +95,4 @@ describeEditor('editor in a real browser (Chromium): palette and help', (ed) => 
       });
     }
   });
-});
+}, { clock: true });

@@ -20,9 +20,8 @@
  * the map frame's console on the page) and an `<img src=x>` would also be an element of a frame.
  */
 const assert = require('node:assert/strict');
-const { launchBrowser } = require('../helpers/browser');
 const { withoutChromium } = require('../helpers/editor');
-const { forkDemo } = require('../helpers/demo');
+const { useDashboardPage } = require('../helpers/demo');
 const { waitUntil } = require('../helpers/wait');
 
 const TITLE = 'fleet dashboard in Chromium: gateway strings holding HTML (issue 43)';
@@ -41,31 +40,15 @@ async function until(fn, ms, what) {
 if (!withoutChromium(TITLE)) {
   describe(TITLE, function () {
     this.timeout(240000);
-    let demo;
-    let browser;
-    let page;
-    const errors = [];
     const ran = [];
-
+    // A payload that ran says so on the console (of any frame: the page's listener hears the map's too).
+    const watch = (p) => p.on('console', (m) => /xss-/.test(m.text()) && ran.push(`${m.type()}: ${m.text()}`));
+    let demo;
+    let page;
+    const errors = useDashboardPage({ watch }, (d) => ({ demo, page } = d));
     before(async function () {
-      demo = await forkDemo({ only: ['fleet-dashboard'] });
-      assert.ok(demo.info.dashboardUrl, `the example was deployed (${JSON.stringify(demo.info.skipped)})`);
-      browser = await launchBrowser();
-      const context = await browser.newContext({ viewport: { width: 1400, height: 1100 } });
-      page = await context.newPage();
-      // Console messages of every frame (the map's too) reach the page's listener.
-      page.on('console', (m) => {
-        if (/xss-/.test(m.text())) ran.push(`${m.type()}: ${m.text()}`);
-        if (m.type() === 'error') errors.push(`console: ${m.text()}`);
-      });
-      page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-      await page.goto(demo.info.dashboardUrl, { waitUntil: 'load' });
       await page.waitForSelector(TABLE, { timeout: 60000 });
       await until(() => mapFrame(), 60000, "the map's frame");
-    });
-    after(async function () {
-      if (browser) await browser.close();
-      if (demo) await demo.stop();
     });
     afterEach(async function () {
       const imgs = await Promise.all(page.frames().map((f) => f.evaluate(() => document.querySelectorAll('img[src="x"]').length).catch(() => 0)));

@@ -10,9 +10,8 @@
  */
 const assert = require('node:assert/strict');
 const path = require('node:path');
-const { launchBrowser } = require('../helpers/browser');
 const { withoutChromium, SHOTS, IMAGES } = require('../helpers/editor');
-const { forkDemo } = require('../helpers/demo');
+const { useDashboardPage } = require('../helpers/demo');
 
 const TITLE = 'fleet dashboard in Chromium (examples/fleet-dashboard.json)';
 const EXAMPLE = require('../../examples/fleet-dashboard.json');
@@ -35,34 +34,15 @@ if (!withoutChromium(TITLE)) {
   describe(TITLE, function () {
     this.timeout(240000);
     let demo;
-    let browser;
     let page;
-    const errors = [];
     const received = [];
-
-    before(async function () {
-      // The demo and Chromium start side by side; after() stops whichever started. Every mover of
-      // the living fleet reports every round (3 s; npm start's: 4 a round, each mover every 18 s),
-      // so the map's markers move within a poll of the flow rather than a poll and a lap.
-      const [d, b] = await Promise.allSettled([forkDemo({ only: ['fleet-dashboard'], demo: { reportsPerRound: 24 } }), launchBrowser()]);
-      demo = d.value;
-      browser = b.value;
-      if (d.status === 'rejected') throw d.reason;
-      if (b.status === 'rejected') throw b.reason;
-      assert.ok(demo.info.dashboardUrl, `the example was deployed (${JSON.stringify(demo.info.skipped)})`);
-      const context = await browser.newContext({ viewport: { width: 1400, height: 1100 } });
-      page = await context.newPage();
-      // Console messages of every frame (the map's too) reach the page's listener.
-      page.on('console', (m) => m.type() === 'error' && errors.push(`console: ${m.text()}`));
-      page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-      page.on('websocket', (ws) => ws.on('framereceived', (f) => received.push(String(f.payload))));
-      page.on('response', (r) => received.push(r.text().catch(() => '')));
-      await page.goto(demo.info.dashboardUrl, { waitUntil: 'load' });
-    });
-    after(async function () {
-      if (browser) await browser.close();
-      if (demo) await demo.stop();
-    });
+    // Every mover of the living fleet reports every round (3 s; npm start's: 4 a round, each mover
+    // every 18 s), so the map's markers move within a poll of the flow rather than a poll and a lap.
+    const watch = (p) => {
+      p.on('websocket', (ws) => ws.on('framereceived', (f) => received.push(String(f.payload))));
+      p.on('response', (r) => received.push(r.text().catch(() => '')));
+    };
+    const errors = useDashboardPage({ demo: { reportsPerRound: 24 }, watch }, (d) => ({ demo, page } = d));
     afterEach(function () {
       assert.deepEqual(errors, [], 'no console error in the dashboard or its map');
     });

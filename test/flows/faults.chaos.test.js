@@ -1,26 +1,24 @@
 'use strict';
 /**
- * Issue 5, the chaos half of the fault tests (the per-kind half is faults.test.js; the two
- * run in parallel workers): each request node under random faults on 40% of its calls.
+ * Issue 5, the chaos half of the fault tests (the per-kind half is faults.test.js): each
+ * request node under random faults on 40% of its calls, the node types side by side, each
+ * against a simulator of its own (sideBySide in helpers/faults.js).
  * Every msg ends in exactly one done() or done(err) with an allowed outcome, the node works
  * afterwards, and no POST the gateway answered is sent again. The run goes on until the
  * simulator has injected enough faults (not a hope that a fixed number of waves will do).
  */
 const assert = require('node:assert/strict');
-const { gatewayNode, load, until, DEMO_CREDS } = require('../helpers/harness');
-const { landedSpecs, ledgerFlow, Ledger, configNode, credsFor, useFaultSim, faultGwProps } = require('../helpers/faults');
+const { until } = require('../helpers/harness');
+const { landedSpecs, Ledger, sideBySide, useFaultRuntime, faultGwProps } = require('../helpers/faults');
 
 describe('reliability: a chaos run of random faults, per node type', function () {
   this.timeout(60000);
-  const state = useFaultSim();
-  const { figures } = state;
-  const gwProps = faultGwProps;
+  const figures = useFaultRuntime();
 
-  for (const spec of landedSpecs()) {
-    it(`${spec.label ?? spec.type}: a chaos run with random faults on 40% of calls accounts for every msg`, async function () {
-      const sim = state.sim;
+  describe('every node type side by side', function () {
+    const title = (spec) => `${spec.label ?? spec.type}: a chaos run with random faults on 40% of calls accounts for every msg`;
+    sideBySide(landedSpecs(), { title, figures, configProps: { ...faultGwProps(), maxRetries: 2 } }, async ({ sim, n, spec }) => {
       const allowed = new Set(['ok', 'HTTP_ERROR', 'NETWORK', 'BAD_RESPONSE', 'RATE_LIMITED']);
-      const n = await load(ledgerFlow(configNode(spec, sim, gatewayNode, { ...gwProps(), maxRetries: 2 }), spec), credsFor(spec, DEMO_CREDS));
       const ledger = new Ledger(n, spec.outputs);
       const dut = n.get('dut');
       sim.inject({
@@ -47,7 +45,7 @@ describe('reliability: a chaos run of random faults, per node type', function ()
           dut.receive({ ...spec.validMsg(wave * 3 + k), rid });
         }
         rids.push(...ridsOfWave);
-        await until(() => ledger.endedCount(ridsOfWave) >= ridsOfWave.length, 30000, `wave ${wave} to end`);
+        await until(() => ledger.endedCount(ridsOfWave) >= ridsOfWave.length, 30000, `${spec.label ?? spec.type}: wave ${wave} to end`);
       }
       const outcomes = ledger.assertEachEndedOnce(rids);
       const tally = {};
@@ -58,7 +56,7 @@ describe('reliability: a chaos run of random faults, per node type', function ()
       // After the chaos the node works.
       sim.server.clearFaults();
       dut.receive({ ...spec.validMsg(400), rid: 'calm' });
-      await until(() => ledger.endedCount(['calm']) === 1, 10000, 'the calm msg');
+      await until(() => ledger.endedCount(['calm']) === 1, 30000, `${spec.label ?? spec.type}: the calm msg`);
       assert.equal(ledger.assertEachEndedOnce(['calm']).calm, 'ok');
       if (spec.method !== 'GET') {
         // No POST the gateway handled was sent twice: every handled item ID is unique.
@@ -67,5 +65,5 @@ describe('reliability: a chaos run of random faults, per node type', function ()
       }
       figures.msgs += rids.length + 1;
     });
-  }
+  });
 });

@@ -98,8 +98,12 @@ async function launchBrowser() {
  * Opens the editor in a new page and waits until the palette has loaded. Every console
  * error and uncaught page error is collected in `page.errors` (tests read and reset it).
  */
-async function openEditor(browser, url, { width = 1400, height = 900 } = {}) {
+async function openEditor(browser, url, { width = 1400, height = 900, clock = false } = {}) {
   const context = await browser.newContext({ viewport: { width, height } });
+  // With `clock`, the page's timers run on Playwright's clock (in step with real time until a
+  // test moves it on: page.clock.fastForward), so a test need not sit out a delay meant for
+  // people, such as a tooltip's 750 ms.
+  if (clock) await context.clock.install();
   const page = await context.newPage();
   page.setDefaultTimeout(WAIT_MS);
   page.errors = [];
@@ -120,20 +124,31 @@ async function openEditor(browser, url, { width = 1400, height = 900 } = {}) {
 /**
  * Mocha hooks for a describe block: before its first test the demo's Node-RED
  * (startNodeRed, `deployExamples`), headless Chromium and the editor in a `width` x `height`
- * page; after its last, both stopped. `set({ nr, browser, page })` receives them.
+ * page (its timers on Playwright's clock with `clock`: openEditor); after its last, both stopped. `set({ nr, browser, page })` receives them.
  */
-function useEditor({ deployExamples = false, width = 1400, height = 900 } = {}, set) {
+function useEditor({ deployExamples = false, width = 1400, height = 900, clock = false } = {}, set) {
   let nr;
   let browser;
   before(async function () {
     if (!chromiumPath()) throw new Error('no Chromium: install it (apt-get install -y chromium) or set IOTGW_CHROMIUM');
     nr = await startNodeRed({ deployExamples });
     browser = await launchBrowser();
-    set({ nr, browser, page: await openEditor(browser, nr.url, { width, height }) });
+    set({ nr, browser, page: await openEditor(browser, nr.url, { width, height, clock }) });
   });
   after(async function () {
     if (browser) await browser.close();
     if (nr) await nr.stop();
+  });
+}
+
+/**
+ * Mocha hooks for the tests of one account dialog (config type `type`): the editor open
+ * (useEditor, 1280 x 900), and `set({ nr, page, dialog })` (accountDialog) before the first test.
+ */
+function useAccountDialog(type, set) {
+  useEditor({ width: 1280, height: 900 }, ({ nr, page }) => {
+    page.setDefaultTimeout(WAIT_MS);
+    set({ nr, page, dialog: accountDialog(page, type) });
   });
 }
 
@@ -158,7 +173,7 @@ const TAB_IDS = { Connection: 'connection', Credentials: 'credentials', Limits: 
 
 /**
  * Drives the account dialog of config type `type` (iotgw-gateway, iotgw-app) on `page`:
- * open(id) (a new one by default), close(button), tab(label), fill({key: value}) (on the
+ * open(id) (a new one by default), close(button), tab(label), tabLabels(), fieldsByTab(onTab), fill({key: value}) (on the
  * field's tab), saveAndDeploy(name), remove(id), testDeadPort(path) and testConnection(), which clicks "test connection" and resolves with {ok, failed, text}
  * once the result shows.
  */
@@ -173,6 +188,20 @@ function accountDialog(page, type) {
     async close(button = '#node-config-dialog-cancel') {
       await page.click(button);
       await page.waitForFunction(() => !document.querySelector('.red-ui-tray'), null, { timeout: WAIT_MS });
+    },
+    /** The labels of the open dialog's tabs. */
+    tabLabels() {
+      return page.evaluate((type) => [...document.querySelectorAll(`#node-config-${type}-tabs li`)].map((li) => li.textContent.trim()), type);
+    },
+    /** Each tab of `onTab` (label -> field keys) shown in turn: label -> the keys of all its fields visible on it. */
+    async fieldsByTab(onTab) {
+      const all = Object.values(onTab).flat();
+      const shown = {};
+      for (const label of Object.keys(onTab)) {
+        await this.tab(label);
+        shown[label] = await page.evaluate((ids) => ids.filter((id) => $(`#node-config-input-${id}`).is(':visible')), all);
+      }
+      return shown;
     },
     async tab(label) {
       if (await page.isVisible(tabId(label))) return;
@@ -212,6 +241,10 @@ function accountDialog(page, type) {
       if (!id) throw new Error(`no ${type} named ${name} after OK`);
       await page.click('#red-ui-header-button-deploy');
       await page.waitForSelector('.red-ui-notification:has-text("Successfully deployed")', { timeout: 15000 });
+      // With an account no node uses, the note says so ("You have some unused configuration
+      // nodes") and stays, over the dialog's buttons, for several seconds: closed, as a person would.
+      const close = page.locator('.red-ui-notification:has-text("Successfully deployed") button:has-text("Close")');
+      if (await close.count()) await close.first().click();
       return id;
     },
     /** Takes the account `id` out of the editor's flows (not deployed). */
@@ -237,4 +270,4 @@ function accountDialog(page, type) {
   };
 }
 
-module.exports = { ROOT, WAIT_MS, chromiumPath, startNodeRed, launchBrowser, openEditor, useEditor, exampleFiles, nodeTypes, accountDialog };
+module.exports = { ROOT, WAIT_MS, chromiumPath, startNodeRed, launchBrowser, openEditor, useEditor, useAccountDialog, exampleFiles, nodeTypes, accountDialog };

@@ -344,18 +344,21 @@ function backlogMissing(ids, count) {
   return missing;
 }
 
+/** The simulator of the fleet tests: a shared budget of 2 calls a second, 3 in flight. */
+const FLEET_SIM = { terminal: { rateLimitCalls: 2, rateLimitWindowMs: 1000, maxConcurrent: 3 } };
+
 /**
- * Mocha hooks for a fleet test: before each test a simulator on a shared budget (2 calls a
- * second, 3 in flight) given to `seed(sim)`, and a RedFleet (`prefix`); both closed after
- * it. Returns the context, whose `sim` and `fleet` are set for each test.
+ * Mocha hooks for a fleet test: before each test a simulator (`simOptions`, by default on a
+ * shared budget: FLEET_SIM) given to `seed(sim)`, and a RedFleet (`prefix`, `fleetOptions`);
+ * both closed after it. Returns the context, whose `sim` and `fleet` are set for each test.
  */
-function fleetPerTest(prefix, seed) {
+function fleetPerTest(prefix, seed, { simOptions = FLEET_SIM, fleetOptions } = {}) {
   const { startSimulator } = require('../../dist/simulator');
   const ctx = {};
   beforeEach(async function () {
-    ctx.sim = await startSimulator({ terminal: { rateLimitCalls: 2, rateLimitWindowMs: 1000, maxConcurrent: 3 } });
+    ctx.sim = await startSimulator(simOptions);
     seed(ctx.sim);
-    ctx.fleet = new RedFleet(prefix);
+    ctx.fleet = new RedFleet(prefix, fleetOptions);
   });
   afterEach(async function () {
     await ctx.fleet.close();
@@ -368,14 +371,14 @@ function fleetPerTest(prefix, seed) {
  * As fleetPerTest, but one RedFleet for the file's tests, whose runtimes they share
  * (`ctx.fleet.running(tag)`), reset between two tests (RedFleet.reset); each test its own simulator.
  */
-function fleetPerFile(prefix, seed) {
+function fleetPerFile(prefix, seed, { simOptions = FLEET_SIM, fleetOptions } = {}) {
   const { startSimulator } = require('../../dist/simulator');
   const ctx = {};
   before(function () {
-    ctx.fleet = new RedFleet(prefix);
+    ctx.fleet = new RedFleet(prefix, fleetOptions);
   });
   beforeEach(async function () {
-    ctx.sim = await startSimulator({ terminal: { rateLimitCalls: 2, rateLimitWindowMs: 1000, maxConcurrent: 3 } });
+    ctx.sim = await startSimulator(simOptions);
     seed(ctx.sim);
   });
   afterEach(async function () {

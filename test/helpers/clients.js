@@ -3,29 +3,31 @@
 const assert = require('node:assert/strict');
 const { GatewayError } = require('../..');
 
-/** Expects `promise` to reject with GatewayError `code`; returns the error. */
-async function refused(promise, code) {
+/** Expects `promise` to reject with GatewayError `code` (its message matching `re`, if given); returns the error. */
+async function refused(promise, code, re) {
   try {
     await promise;
   } catch (err) {
     assert.ok(err instanceof GatewayError, `a GatewayError, not ${err}`);
     assert.equal(err.code, code, err.message);
+    if (re) assert.match(err.message, re);
     return err;
   }
   assert.fail(`expected ${code}`);
 }
 
 /**
- * A simulator (limits off, a fleet of 2,500 terminals) and a TerminalClient of its demo account for
- * each test of the suite; `use({sim, client})` gets them before each test.
+ * A simulator (limits off, a fleet of `fleetSize` terminals) and a TerminalClient of its demo
+ * account (with `timeoutMs`, if given) for each test of the suite; `use({sim, client})` gets
+ * them before each test.
  */
-function terminalClientPerTest(use) {
+function terminalClientPerTest(use, { fleetSize = 2500, timeoutMs } = {}) {
   const { startSimulator, TerminalClient } = require('../..');
   let sim;
   let client;
   beforeEach(async () => {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: 2500 } });
-    client = new TerminalClient({ baseUrl: sim.url, clientId: 'demo', clientSecret: 'demo-secret', rateLimitCalls: 0 });
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: fleetSize } });
+    client = new TerminalClient({ baseUrl: sim.url, clientId: 'demo', clientSecret: 'demo-secret', rateLimitCalls: 0, ...(timeoutMs ? { timeoutMs } : {}) });
     use({ sim, client });
   });
   afterEach(async () => {
@@ -34,4 +36,12 @@ function terminalClientPerTest(use) {
   });
 }
 
-module.exports = { refused, terminalClientPerTest };
+/** The gateway's form of a UTC time (yyyy-MM-dd HH:mm:ss) of `sec`; the seconds now; an hour ago in that form. */
+const utc = (sec) => new Date(sec * 1000).toISOString().slice(0, 19).replace('T', ' ');
+const nowSec = () => Math.floor(Date.now() / 1000);
+const hourAgo = () => utc(nowSec() - 3600);
+
+/** The simulator's next reply on `route` is `body` (HTTP 200), once. */
+const serveOnce = (sim, route, body) => sim.server.inject({ route, status: 200, body, times: 1 });
+
+module.exports = { refused, terminalClientPerTest, utc, nowSec, hourAgo, serveOnce };

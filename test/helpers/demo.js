@@ -65,4 +65,40 @@ async function forkDemo({ only, settings, demo, env = process.env, timeoutMs = 6
   return { info, log: () => out, reds, events, ask, stop, pid: child.pid };
 }
 
-module.exports = { forkDemo };
+/**
+ * Mocha hooks for the fleet dashboard in Chromium: before the first test, npm start's set-up
+ * with the fleet-dashboard example only (forkDemo, its `demo` options) and Chromium, started
+ * side by side, then the dashboard in a 1400 x 1100 page, `watch(page)` first (the test's own
+ * listeners); `set({ demo, page })` gets them. Every console error and page error of the page
+ * and its frames (the map's too) goes to the returned list. After the last test both stop.
+ */
+function useDashboardPage({ demo: demoOptions, watch = () => {} }, set) {
+  const assert = require('node:assert/strict');
+  const { launchBrowser } = require('./browser');
+  const errors = [];
+  let demo;
+  let browser;
+  before(async function () {
+    const [d, b] = await Promise.allSettled([forkDemo({ only: ['fleet-dashboard'], demo: demoOptions }), launchBrowser()]);
+    demo = d.value;
+    browser = b.value;
+    if (d.status === 'rejected') throw d.reason;
+    if (b.status === 'rejected') throw b.reason;
+    assert.ok(demo.info.dashboardUrl, `the example was deployed (${JSON.stringify(demo.info.skipped)})`);
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1100 } });
+    const page = await context.newPage();
+    // Console messages of every frame (the map's too) reach the page's listener.
+    page.on('console', (m) => m.type() === 'error' && errors.push(`console: ${m.text()}`));
+    page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+    watch(page);
+    await page.goto(demo.info.dashboardUrl, { waitUntil: 'load' });
+    set({ demo, page });
+  });
+  after(async function () {
+    if (browser) await browser.close();
+    if (demo) await demo.stop();
+  });
+  return errors;
+}
+
+module.exports = { forkDemo, useDashboardPage };

@@ -77,14 +77,16 @@ function withoutChromium(title) {
  * registers its tests, which read `ed.page`, `ed.nr`, `ed.types` (package.json's node types)
  * and `ed.defs` (type -> {category, isConfig, defaults, credentials}). After a failed test
  * a screenshot goes to test/artifacts/; after every test the editor is left with no open
- * tray, dialog or tooltip. Without Chromium: a banner, and a pending test (CI=true: a failing one).
+ * tray, dialog or tooltip. With `clock`, the page's timers run on Playwright's clock (openEditor in
+ * browser.js), so the dialog tests skip the tooltips' delay. Without Chromium: a banner, and a
+ * pending test (CI=true: a failing one).
  */
-function describeEditor(title, body) {
+function describeEditor(title, body, { clock = false } = {}) {
   if (withoutChromium(title)) return;
   describe(title, function () {
     this.timeout(180000);
-    const ed = { types: nodeTypes(), nr: undefined, page: undefined, defs: undefined };
-    useEditor({ width: 1280, height: 800 }, (e) => Object.assign(ed, e));
+    const ed = { types: nodeTypes(), nr: undefined, page: undefined, defs: undefined, clock };
+    useEditor({ width: 1280, height: 800, clock }, (e) => Object.assign(ed, e));
 
     before(async function () {
       const { page } = ed;
@@ -221,6 +223,9 @@ async function checkValidation(ed, type, prefix) {
     // error text in the dialog.
     const target = c.typed ? page.locator(sel).locator('xpath=following-sibling::div[contains(@class,"red-ui-typedInput-container")]') : page.locator(sel);
     await target.hover();
+    // The tooltip shows after 750 ms of hovering: with the page's timers on Playwright's clock
+    // (describeEditor's `clock`), that time is skipped.
+    if (ed.clock) await page.clock.fastForward(800);
     const reason = await page
       .waitForFunction(
         () => {
@@ -288,7 +293,10 @@ function dialogTests(ed, areaTypes) {
           await page.dblclick(`[id="${nodeId}"] .red-ui-flow-node`);
           await page.waitForSelector('.red-ui-tray #dialog-form', { state: 'visible' });
         }
-        await page.waitForTimeout(400);
+        // The tray's opening (its animation, the dialog's own deferred set-up) has its 400 ms: on
+        // the page's clock (describeEditor's `clock`) moved on at once.
+        if (ed.clock) await page.clock.fastForward(400);
+        else await page.waitForTimeout(400);
         const prefix = d.isConfig ? 'node-config-input' : 'node-input';
         // Every property of the node has its field.
         const missing = await page.evaluate(
@@ -406,8 +414,10 @@ function exampleTests(ed, area, { listed = false } = {}) {
         // (pollers) would otherwise leave this one waiting out a 60 s window.
         // The application API's windows too (10 calls per 20 s per token: the app examples before
         // this one would leave it waiting out the window).
-        for (const area of ['terminal-options', 'app-options']) {
-          await fetch(`${nr.simUrl}/_sim/${area}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+        // A message to an online terminal is received 1 s after it was sent (5 s by default): the
+        // examples that track one wait for it.
+        for (const [area, options] of [['terminal-options', { sendingAfterMs: 500, receivedAfterMs: 1000 }], ['app-options', {}]]) {
+          await fetch(`${nr.simUrl}/_sim/${area}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(options) });
         }
         page.errors.length = 0;
         const tabsBefore = await page.evaluate(() => {
@@ -435,7 +445,7 @@ function exampleTests(ed, area, { listed = false } = {}) {
         );
         // The examples name the simulator at its default address: point them at this one.
         const imported = await page.evaluate(
-          ({ exampleUrl, simUrl, redisUrl, ids, tabsBefore }) => {
+          ({ exampleUrl, simUrl, redisUrl, ids, tabsBefore, POLL_SECONDS }) => {
             // The example's own tab (a new one), shown as a person would look at it.
             const added = [];
             RED.nodes.eachWorkspace((ws) => {
@@ -454,13 +464,31 @@ function exampleTests(ed, area, { listed = false } = {}) {
                 changed++;
               }
             });
+            // Pollers poll every 5 s at the most here: the output the test waits for may come from a
+            // poll (the tracker's delivery, the account status), and the pace of an example's polls
+            // (10 to 60 s, for a real account) is not what it proves. Five polls in 20 s stay
+            // within the examples' own rate limit of 5 calls a minute.
+            // Likewise an inject node that fires once at deploy fires within half a second (the
+            // examples wait 1 to 20 s, which a person watching the debug sidebar does not mind).
+            for (const ws of added) {
+              for (const n of RED.nodes.filterNodes({ z: ws })) {
+                if (/^iotgw-/.test(n.type) && Number(n.intervalSeconds) > POLL_SECONDS) {
+                  n.intervalSeconds = POLL_SECONDS;
+                  n.changed = true;
+                }
+                if (n.type === 'inject' && n.once && Number(n.onceDelay) > 0.5) {
+                  n.onceDelay = 0.5;
+                  n.changed = true;
+                }
+              }
+            }
             RED.nodes.dirty(true);
             const z = RED.workspaces.active();
             const nodes = RED.nodes.filterNodes({ z });
             const invalid = nodes.filter((n) => n.valid === false).map((n) => `${n.type} ${n.id}: ${(n.validationErrors || []).join(', ')}`);
             return { z, added, count: nodes.length, changed, invalid, known: ids };
           },
-          { exampleUrl: EXAMPLE_SIM_URL, simUrl: nr.simUrl, redisUrl: redis && redis.url, ids: f.nodes.map((n) => n.id), tabsBefore },
+          { exampleUrl: EXAMPLE_SIM_URL, simUrl: nr.simUrl, redisUrl: redis && redis.url, ids: f.nodes.map((n) => n.id), tabsBefore, POLL_SECONDS: 5 },
         );
         assert.ok(imported.count > 0, `${f.file}: nothing was imported (${JSON.stringify(imported)})`);
         assert.deepStrictEqual(imported.invalid, [], `${f.file}: imported nodes are invalid`);
@@ -500,7 +528,7 @@ function exampleTests(ed, area, { listed = false } = {}) {
             return notFound;
           }, imported.z);
           // Returns at the first output; 40 s covers the slowest example's pace (track-delivery:
-          // delivery in the simulator, then the status poller's next 15 s poll feeds the tracker).
+          // delivery in the simulator, then the status poller's next poll feeds the tracker).
           messages = await debugFromFlow(ed, imported.z, 40000);
         }
         const outputs = messages.filter((m) => !m.error);

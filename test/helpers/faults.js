@@ -191,18 +191,20 @@ function outcomeFor(spec, kind) {
 /**
  * A flow around one node under test: its outputs go to helper nodes, a Complete node
  * reports every done() and a Catch node every done(err) of that node, so each input msg
- * (tagged with `rid`) can be accounted for exactly once.
+ * (tagged with `rid`) can be accounted for exactly once. With `prefix`, every id (the config
+ * node's included) starts with it, so that several such flows load side by side (sideBySide).
  */
-function ledgerFlow(gw, spec, extraProps = {}) {
-  const outs = Array.from({ length: spec.outputs }, (_, i) => `out${i}`);
+function ledgerFlow(gw, spec, extraProps = {}, prefix = '') {
+  const p = (id) => `${prefix}${id}`;
+  const outs = Array.from({ length: spec.outputs }, (_, i) => p(`out${i}`));
   return [
-    gw,
-    { id: 'dut', type: spec.type, [spec.config === 'app' ? 'app' : 'gateway']: 'gw', ...spec.props, ...extraProps, wires: outs.map((o) => [o]) },
+    { ...gw, id: p(gw.id) },
+    { id: p('dut'), type: spec.type, [spec.config === 'app' ? 'app' : 'gateway']: p(gw.id), ...spec.props, ...extraProps, wires: outs.map((o) => [o]) },
     ...outs.map((id) => ({ id, type: 'helper' })),
-    { id: 'ledger-complete', type: 'complete', scope: ['dut'], uncaught: false, wires: [['completed']] },
-    { id: 'completed', type: 'helper' },
-    { id: 'ledger-catch', type: 'catch', scope: ['dut'], uncaught: false, wires: [['caught']] },
-    { id: 'caught', type: 'helper' },
+    { id: p('ledger-complete'), type: 'complete', scope: [p('dut')], uncaught: false, wires: [[p('completed')]] },
+    { id: p('completed'), type: 'helper' },
+    { id: p('ledger-catch'), type: 'catch', scope: [p('dut')], uncaught: false, wires: [[p('caught')]] },
+    { id: p('caught'), type: 'helper' },
   ];
 }
 
@@ -278,22 +280,33 @@ const SENTINELS = {
   authToken: 'SENTINEL-APP-TOKEN-3e7b1d9f5a2c',
 };
 
-/**
- * The set-up the fault tests share: a real Node-RED runtime (useRuntime) and, for each
- * test, a fresh simulator with its limits off. Returns a holder whose `sim` is the current
- * test's simulator and whose `figures` (faults injected, msgs accounted for; the tests add the
- * msgs) are printed once at the end.
- */
-function useFaultSim() {
-  const { helper, startSimulator, useRuntime } = require('./harness');
+/** The simulator of the fault tests: its own limits off. */
+const FAULT_SIM = { terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, app: { rateLimitCalls: 0 }, broker: { rateLimitCalls: 0 } };
+
+/** Mocha hooks: the runtime for the describe block, and its figures printed after it; returns the figures. */
+function useFaultRuntime() {
+  const { useRuntime } = require('./harness');
   const figures = { faults: 0, msgs: 0 };
-  const holder = { sim: undefined, figures };
   useRuntime();
   after(function () {
     console.log(`      [figures] faults injected: ${figures.faults}, msgs accounted for: ${figures.msgs}`);
   });
+  return figures;
+}
+
+/**
+ * The set-up the fault tests share: a real Node-RED runtime (useRuntime) and, for each
+ * test, a fresh simulator with its limits off. Returns a holder whose `sim` is the current
+ * test's simulator and whose `figures` (faults injected, msgs accounted for; the tests add the
+ * msgs) are printed once at the end. Given the `figures` of an enclosing useFaultRuntime, it
+ * uses that runtime instead of one of its own.
+ */
+function useFaultSim({ figures: outer } = {}) {
+  const { helper, startSimulator } = require('./harness');
+  const holder = { sim: undefined, figures: outer ?? useFaultRuntime() };
+  const { figures } = holder;
   beforeEach(async function () {
-    holder.sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, app: { rateLimitCalls: 0 }, broker: { rateLimitCalls: 0 } });
+    holder.sim = await startSimulator(FAULT_SIM);
   });
   afterEach(async function () {
     figures.faults += holder.sim.server.injectedTotal;
@@ -307,20 +320,64 @@ function useFaultSim() {
 const faultGwProps = () => ({ rateLimitCalls: 1000, rateLimitWindowSeconds: 1, timeoutSeconds: 2 });
 
 /**
- * The per-kind fault test of one node type (test/flows/faults.test.js and faults.kinds.test.js
- * share the node types between two workers): every fault kind but 'status' and 'echo' in turn,
- * each msg ending once with the outcome the fault calls for, then a msg that goes through.
+ * Side by side, for each of `specs`: a simulator of its own (its own account, routes, fault
+ * queue and counters) and a ledger flow of its own (ledgerFlow, ids prefixed `s<i>-`, the
+ * config node with `configProps`), all in one loaded flow; then `run({ sim, n, spec })` for
+ * every spec at once, `n.get(id)` reading that spec's own nodes. The runs spend their time
+ * waiting (timeouts, backoffs, Retry-After), so together they take about as long as the
+ * longest, not the sum. One mocha test per spec, `title(spec)`, awaits its run and fails with
+ * its error. After them: every run settled, the flow unloaded, the simulators closed (their
+ * injected faults added to `figures.faults`). The describe block needs the runtime
+ * (useFaultRuntime).
  */
-async function faultKindsRun(state, spec) {
+function sideBySide(specs, { title, figures, configProps = faultGwProps() }, run) {
+  const { gatewayNode, helper, load, startSimulator, DEMO_CREDS } = require('./harness');
+  const sims = [];
+  const runs = [];
+  before(async function () {
+    const flow = [];
+    const creds = {};
+    for (const [i, spec] of specs.entries()) {
+      const sim = await startSimulator(FAULT_SIM);
+      sims.push(sim);
+      flow.push(...ledgerFlow(configNode(spec, sim, gatewayNode, configProps), spec, {}, `s${i}-`));
+      creds[`s${i}-gw`] = credsFor(spec, DEMO_CREDS).gw;
+    }
+    const n = await load(flow, creds);
+    specs.forEach((spec, i) => {
+      const own = { get: (id) => n.get(`s${i}-${id}`) };
+      // Settled with its error (or undefined): a failing run fails its own test, not the hook.
+      runs.push(Promise.resolve().then(() => run({ sim: sims[i], n: own, spec })).then(() => undefined, (err) => err));
+    });
+  });
+  after(async function () {
+    await Promise.all(runs);
+    await helper.unload();
+    for (const sim of sims) {
+      figures.faults += sim.server.injectedTotal;
+      await sim.close();
+    }
+  });
+  specs.forEach((spec, i) => {
+    it(title(spec), async function () {
+      const err = await runs[i];
+      if (err) throw err;
+    });
+  });
+}
+
+/**
+ * The per-kind fault run of one node type (test/flows/faults.test.js: every node type side by
+ * side, sideBySide), on its loaded ledger flow `n` against its simulator `sim`: every fault
+ * kind but 'status' and 'echo' in turn, each msg ending once with the outcome the fault calls
+ * for, then a msg that goes through.
+ */
+async function faultKindsRun({ sim, n, spec }, figures) {
   const assert = require('node:assert/strict');
-  const { gatewayNode, load, until, DEMO_CREDS } = require('./harness');
+  const { until } = require('./harness');
   const { FAULT_KINDS } = require('../../dist/simulator/server');
   const KINDS = FAULT_KINDS.filter((k) => k !== 'status' && k !== 'echo');
-  const { figures } = state;
-  const gwProps = faultGwProps;
-  const sim = state.sim;
   sim.terminal.seedBacklog(5);
-  const n = await load(ledgerFlow(configNode(spec, sim, gatewayNode, gwProps()), spec), credsFor(spec, DEMO_CREDS));
   const ledger = new Ledger(n, spec.outputs);
   const dut = n.get('dut');
   const rids = [];
@@ -328,7 +385,7 @@ async function faultKindsRun(state, spec) {
   const run = async (rid, msg) => {
     rids.push(rid);
     dut.receive({ ...msg, rid });
-    await until(() => ledger.endedCount([rid]) >= 1, 20000, `msg ${rid} to end`);
+    await until(() => ledger.endedCount([rid]) >= 1, 30000, `${spec.label ?? spec.type}: msg ${rid} to end`);
     return ledger.assertEachEndedOnce([rid])[rid];
   };
   for (const kind of KINDS) {
@@ -368,14 +425,11 @@ async function faultKindsRun(state, spec) {
   figures.msgs += rids.length;
 }
 
-/** Mocha tests: faultKindsRun for each landed node type whose index in landedSpecs() has `parity` (0 or 1) mod 2. */
-function faultKindsTests(state, parity) {
-  landedSpecs().forEach((spec, i) => {
-    if (i % 2 !== parity) return;
-    it(`${spec.label ?? spec.type}: each fault kind ends each msg once with the right outcome, then the node still works`, async function () {
-      await faultKindsRun(state, spec);
-    });
-  });
+/** Mocha tests: faultKindsRun for each landed node type, side by side (sideBySide). */
+function faultKindsTests(figures) {
+  sideBySide(landedSpecs(), { figures, title: (spec) => `${spec.label ?? spec.type}: each fault kind ends each msg once with the right outcome, then the node still works` }, (run) =>
+    faultKindsRun(run, figures),
+  );
 }
 
-module.exports = { faultKindsTests, SPECS, landedSpecs, configNode, credsFor, outcomeFor, expectedOutcome, ledgerFlow, Ledger, ledgerSender, SENTINELS, LANDED, useFaultSim, faultGwProps };
+module.exports = { faultKindsTests, sideBySide, useFaultRuntime, SPECS, landedSpecs, configNode, credsFor, outcomeFor, expectedOutcome, ledgerFlow, Ledger, ledgerSender, SENTINELS, LANDED, useFaultSim, faultGwProps };

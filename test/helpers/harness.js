@@ -15,8 +15,21 @@ helper.init(require.resolve(process.env.IOTGW_NODE_RED_PATH || 'node-red')); // 
 
 /** Every node module of the package, as Node-RED loads them. */
 const OUR_NODES = Object.values(require('../../package.json')['node-red'].nodes).map((p) => require(`../../${p}`));
-/** Core nodes the tests wire in (Catch, Status, Complete). */
-const CORE_NODES = ['25-catch.js', '25-status.js', '24-complete.js'].map((f) => require(`@node-red/nodes/core/common/${f}`));
+/**
+ * Core nodes the tests wire in (Catch, Status, Complete). The helper registers such a module
+ * once for every node of its type in a flow, so a flow with two Catch nodes failed with "catch
+ * already registered": each registers once per load here (registeredCore, emptied by load).
+ */
+const registeredCore = new Set();
+for (const type of Object.keys(helper._nodeModules)) {
+  const register = helper._nodeModules[type];
+  helper._nodeModules[type] = (red) => {
+    if (registeredCore.has(type)) return undefined;
+    registeredCore.add(type);
+    return register(red);
+  };
+}
+const CORE_NODES = ['catch', 'status', 'complete'].map((type) => helper._nodeModules[type]);
 const ALL_NODES = [...OUR_NODES, ...CORE_NODES];
 
 const { DEMO_CREDS, gatewayNode, modeNode, sendMessageNode, messagePollerNode } = require('./flows');
@@ -32,6 +45,7 @@ const CONFIG_TYPES = new Set(['iotgw-gateway', 'iotgw-app', 'iotgw-definitions',
 const helperLoad = helper.load;
 helper.load = async function (...args) {
   if (this._log && typeof this._log.log.restore === 'function') await this.unload();
+  registeredCore.clear();
   return helperLoad.apply(this, args);
 };
 
@@ -178,6 +192,23 @@ function simulatorPerTest(options, set) {
   });
 }
 
+/**
+ * Mocha hooks for a describe block whose tests share one simulator (with `options`), started
+ * before its first test and given to `set`; after its last, the flows unloaded and the
+ * simulator closed.
+ */
+function simulatorPerSuite(options, set) {
+  let sim;
+  before(async function () {
+    sim = await startSimulator(options);
+    set(sim);
+  });
+  after(async function () {
+    await helper.unload();
+    await sim.close();
+  });
+}
+
 /** Mocha hooks: the test helper's Node-RED runtime for a describe block (started before its first test, stopped after its last). */
 function useRuntime() {
   before(async function () {
@@ -219,4 +250,4 @@ function logged(id, level = 20) {
     .map((e) => String(e.msg));
 }
 
-module.exports = { userDirPerTest, logged, loadExample, recordWarnings, recordStatuses, simulatorPerTest, useRuntime, helper, startSimulator, gatewayNode, modeNode, sendMessageNode, messagePollerNode, nodeFlow, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };
+module.exports = { userDirPerTest, logged, loadExample, recordWarnings, recordStatuses, simulatorPerTest, simulatorPerSuite, useRuntime, helper, startSimulator, gatewayNode, modeNode, sendMessageNode, messagePollerNode, nodeFlow, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };

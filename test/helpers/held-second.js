@@ -1,7 +1,8 @@
 'use strict';
 /**
- * A feed reader of the simulator's status feed, and the run of 2,000 polls of a gateway that
- * holds NextFromUTC on one second (issue 43), for the feed core's tests with each mark store.
+ * Feed readers of the simulator's status feed, the feed core's per-test set-up, and the run of
+ * 2,000 polls of a gateway that holds NextFromUTC on one second (issue 43), for the feed core's
+ * tests with each mark store.
  */
 const assert = require('node:assert/strict');
 const { formatUtc } = require('../../dist/simulator');
@@ -10,13 +11,17 @@ const { FeedReader } = require('../../dist/lib/feed');
 /** The most keys a mark keeps (FEED_BOUNDS.maxSeen). */
 const BOUND = 10_000;
 
-/** A reader of the simulator's status feed, its events counted. */
-function statusReader(sim, store, seen, extra = {}) {
+/**
+ * A FeedReader of the simulator's status feed over loopback (pages of 500, a record's key
+ * ID|State|StatusUTC), feed `status-test` from 2000-01-01 to `store`; `options` (emit and any
+ * other) override.
+ */
+function simStatusReader(sim, store, options) {
   return new FeedReader({
-    feed: 'status-bounds',
+    feed: 'status-test',
     store,
     pageSize: 500,
-    startFrom: formatUtc(Math.floor(Date.now() / 1000) - 3600),
+    startFrom: '2000-01-01 00:00:00',
     key: (r) => `${r.ID}|${r.State}|${r.StatusUTC}`,
     time: (r) => r.StatusUTC,
     fetchPage: async (from, signal) => {
@@ -24,6 +29,15 @@ function statusReader(sim, store, seen, extra = {}) {
       const b = await r.json();
       return { records: b.Statuses ?? [], nextFromUtc: b.NextFromUTC };
     },
+    ...options,
+  });
+}
+
+/** A reader of the simulator's status feed from an hour ago, its events counted in `seen`. */
+function statusReader(sim, store, seen, extra = {}) {
+  return simStatusReader(sim, store, {
+    feed: 'status-bounds',
+    startFrom: formatUtc(Math.floor(Date.now() / 1000) - 3600),
     emit: (records) => {
       for (const r of records) seen.ids.add(String(r.ID));
       seen.emitted += records.length;
@@ -31,6 +45,28 @@ function statusReader(sim, store, seen, extra = {}) {
     onOverfull: (o) => seen.overfull.push(o),
     onKeysDropped: (d) => seen.dropped.push(d),
     ...extra,
+  });
+}
+
+/**
+ * Mocha hooks of the feed core's tests: before each test a simulator with its limits off and a
+ * temporary directory (named from `prefix`), given to `use(sim, dir)`; both gone after it.
+ */
+function simAndDirPerTest(prefix, use) {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const path = require('node:path');
+  const { startSimulator } = require('../../dist/simulator');
+  let sim;
+  let dir;
+  beforeEach(async function () {
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    use(sim, dir);
+  });
+  afterEach(async function () {
+    await sim.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 }
 
@@ -62,4 +98,4 @@ async function holdFor2000Polls(sim, store, readStored) {
   return { seen, reader: r };
 }
 
-module.exports = { holdFor2000Polls, statusReader };
+module.exports = { holdFor2000Polls, simAndDirPerTest, simStatusReader, statusReader };

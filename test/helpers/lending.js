@@ -52,17 +52,21 @@ function borrowTries(rec, own, deployedUrl) {
 /**
  * In the editor (test/helpers/browser.js's accountDialog `dialog`): an account saved with
  * `values` and deployed, reopened with the base URL `otherUrl` typed and its secret left as
- * it is: the dialog's own refusal (`local`); then saved (OK) at that URL, not deployed, and
+ * it is: the dialog's own refusal (`local`, checked here: "type the secret again"); then saved (OK) at that URL, not deployed, and
  * tested again: the runtime's refusal (`remote`). Resolves with {id, local, remote}, the
  * dialog open on the account.
  */
 async function movedSecretInDialog(dialog, values, otherUrl) {
+  const assert = require('node:assert/strict');
   await dialog.open();
   await dialog.fill(values);
   const id = await dialog.saveAndDeploy(values.name);
   await dialog.open(id);
   await dialog.fill({ baseUrl: otherUrl });
   const local = await dialog.testConnection();
+  // Both account dialogs refuse it alike, before any request.
+  assert.ok(local.failed, local.text);
+  assert.match(local.text, /a secret left as it is is used only at the deployed base URL .*type the secret again/);
   await dialog.close('#node-config-dialog-ok');
   await dialog.open(id);
   const remote = await dialog.testConnection();

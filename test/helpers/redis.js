@@ -421,9 +421,11 @@ let bannerShown = false;
 
 /**
  * A suite with a fresh redis-server. `fn(ctx)` gets `ctx.server` (a RedisServer, set in
- * `before`). Without redis-server: pending (banner), or failing under CI=true.
+ * `before`); with `cluster`, `ctx.cluster` instead (a ClusterSet started in `before`,
+ * destroyed after the suite's own `after` hooks). Without redis-server: pending (banner), or
+ * failing under CI=true.
  */
-function describeRedis(title, fn) {
+function describeRedis(title, fn, { cluster = false } = {}) {
   const bin = findRedisServer();
   if (!bin) {
     if (process.env.CI === 'true') {
@@ -440,6 +442,20 @@ function describeRedis(title, fn) {
     }
     describe(title, () => {
       it('needs redis-server (not installed: pending)');
+    });
+    return;
+  }
+  if (cluster) {
+    describe(title, function () {
+      const ctx = { cluster: undefined };
+      before(async function () {
+        this.timeout(120000);
+        ctx.cluster = await new ClusterSet(bin).start();
+      });
+      fn.call(this, ctx);
+      after(async () => {
+        if (ctx.cluster) await ctx.cluster.destroy();
+      });
     });
     return;
   }

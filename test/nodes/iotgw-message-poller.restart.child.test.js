@@ -11,8 +11,7 @@
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startSimulator } = require('../../dist/simulator');
-const { holdCall, held, drained, recordLines, childGateway, appendNode, RedFleet } = require('../helpers/child-red');
+const { holdCall, held, drained, recordLines, childGateway, appendNode, fleetPerTest } = require('../helpers/child-red');
 
 const utc = (sec) => new Date(sec * 1000).toISOString().slice(0, 19).replace('T', ' ');
 
@@ -30,36 +29,28 @@ const lines = (file) => recordLines(file).map((l) => l[0]);
 describe('reliability: the message poller across redeploy and SIGKILL (child Node-RED)', function () {
   this.timeout(120000);
   let sim;
-  let fleet;
   let red;
-  let userDir;
   let file;
-  let ids;
   let reachable;
   let startFrom;
-
-  beforeEach(async function () {
-    // The stop is arranged by the simulator: it holds the second poll open (holdCall) until the runtime is redeployed or killed.
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
+  // The stop is arranged by the simulator: it holds the second poll open (holdCall) until the runtime is redeployed or killed.
+  const run = fleetPerTest('iotgw-mp-', (s) => {
+    sim = s;
     const base = Math.floor(Date.now() / 1000) - 600;
     sim.terminal.mobile.seed({ count: 1400, perSecond: 10, startSec: base });
     sim.terminal.mobile.seed({ count: 600, perSecond: 600, startSec: base + 140 });
-    ids = sim.terminal.mobile.fromMobile.items.map((m) => String(m.ID));
+    const ids = sim.terminal.mobile.fromMobile.items.map((m) => String(m.ID));
     const crowded = sim.terminal.mobile.fromMobile.items.filter((m) => m.sec === base + 140).map((m) => String(m.ID));
     // The real service serves at most 500 of one second: the rest of it cannot be fetched.
     const unreachable = new Set(crowded.slice(500));
     reachable = ids.filter((id) => !unreachable.has(id));
     startFrom = utc(base);
-    fleet = new RedFleet('iotgw-mp-', { defaultContext: false });
-    file = fleet.recordsFile;
-    red = await fleet.start();
-    userDir = red.userDir;
-    assert.ok((await red.nodeTypes()).includes('iotgw-message-poller'));
-  });
+  }, { simOptions: { terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, fleetOptions: { defaultContext: false } });
 
-  afterEach(async function () {
-    await fleet.close();
-    await sim.close();
+  beforeEach(async function () {
+    file = run.fleet.recordsFile;
+    red = await run.fleet.start();
+    assert.ok((await red.nodeTypes()).includes('iotgw-message-poller'));
   });
 
   /** Every reachable message in, then one more poll: what came, how often, what is missing or repeated. */
@@ -82,7 +73,7 @@ describe('reliability: the message poller across redeploy and SIGKILL (child Nod
     assert.deepEqual(r.missing, []);
     assert.deepEqual(r.repeated, []);
     assert.equal(r.got.length, reachable.length);
-    assert.ok(fs.readdirSync(path.join(userDir, 'iotgw-feeds')).length >= 1, 'the mark is a file under the user directory');
+    assert.ok(fs.readdirSync(path.join(red.userDir, 'iotgw-feeds')).length >= 1, 'the mark is a file under the user directory');
   });
 
   it('SIGKILL in the middle of the drain, then start again: none skipped, at most one reply repeated, once', async function () {

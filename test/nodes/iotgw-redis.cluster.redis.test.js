@@ -9,7 +9,7 @@
  */
 const assert = require('node:assert/strict');
 const { helper, until, collect, startSimulator, DEMO_CREDS, ALL_NODES } = require('../helpers/harness');
-const { ClusterSet, findRedisServer } = require('../helpers/redis');
+const { describeRedis } = require('../helpers/redis');
 const { gatewaySettings, migrateGatewayConfig } = require('../../dist/nodes/iotgw-gateway');
 const { accountHash } = require('../../dist/lib/account/redis/keys');
 const { keySlot } = require('../../dist/lib/account/redis/connection');
@@ -23,18 +23,13 @@ function gw(id, sim) {
 
 const slotOf = (sim) => keySlot(`{${accountHash({ baseUrl: gatewaySettings(migrateGatewayConfig(gw('x', sim))).baseUrl, clientId: DEMO_CREDS.clientId })}}`);
 
-(findRedisServer() ? describe : describe.skip)('iotgw-redis cluster mode: a master of one account dies during a burst (real redis-server cluster)', function () {
+describeRedis('iotgw-redis cluster mode: a master of one account dies during a burst (real redis-server cluster)', function (ctx) {
   this.timeout(180000);
-  let cluster;
   const sims = [];
 
-  before(async function () {
-    cluster = await new ClusterSet().start();
-  });
   after(async () => {
     await helper.unload();
     for (const s of sims) await s.close();
-    if (cluster) await cluster.destroy();
   });
 
   it('each item accepted once, 0 x 429, the other account unaffected', async function () {
@@ -45,18 +40,18 @@ const slotOf = (sim) => keySlot(`{${accountHash({ baseUrl: gatewaySettings(migra
     for (let i = 0; i < 20 && !simB; i++) {
       const s = await startSimulator({ terminal: TERMINAL });
       sims.push(s);
-      if (cluster.masterOfSlot(slotOf(s)) !== cluster.masterOfSlot(slotOf(simA))) simB = s;
+      if (ctx.cluster.masterOfSlot(slotOf(s)) !== ctx.cluster.masterOfSlot(slotOf(simA))) simB = s;
     }
     assert.ok(simB, 'found two accounts on different masters');
     for (const s of [simA, simB]) s.terminal.configure({ acceptUnknownTerminals: true });
     const slotA = slotOf(simA);
-    const masterB = cluster.masterOfSlot(slotOf(simB));
+    const masterB = ctx.cluster.masterOfSlot(slotOf(simB));
 
     await helper.load(
       ALL_NODES,
       [
         { id: 'flow', type: 'tab', label: 'test' },
-        { id: 'r', type: 'iotgw-redis', mode: 'cluster', nodes: cluster.nodeList, url: 'redis://127.0.0.1:6379/0', keyPrefix: 'cluster:' },
+        { id: 'r', type: 'iotgw-redis', mode: 'cluster', nodes: ctx.cluster.nodeList, url: 'redis://127.0.0.1:6379/0', keyPrefix: 'cluster:' },
         gw('gwA', simA),
         gw('gwB', simB),
         { id: 'modeA', z: 'flow', type: 'iotgw-terminal-mode', gateway: 'gwA', mode: 0, wakeupInterval: 0, family: 'any', wires: [['okA'], ['badA']] },
@@ -82,17 +77,17 @@ const slotOf = (sim) => keySlot(`{${accountHash({ baseUrl: gatewaySettings(migra
     for (let i = 0; i < B_MSGS; i++) helper.getNode('modeB').receive({ payload: { DestinationID: dest(100000 + i), Mode: 1, WakeupInterval: 2 }, n: i });
     await until(() => accepted(okA).length >= 300, 60000, 'the burst to be under way');
     const atKill = accepted(okA).length;
-    const oldMaster = cluster.masterOfSlot(slotA);
-    const { failoverMs } = await cluster.killMasterOf(slotA);
+    const oldMaster = ctx.cluster.masterOfSlot(slotA);
+    const { failoverMs } = await ctx.cluster.killMasterOf(slotA);
     // Each msg holds one item and ends once: accepted (ok), rejected (bad) or caught.
     await until(() => okA.length + okB.length + badA.length + badB.length + caught.length >= BURST + B_MSGS, 150000, 'every msg to end');
     const acceptedA = accepted(okA);
     const acceptedB = accepted(okB);
     const shared = caught.filter((c) => c.error && c.error.code === 'SHARED_STATE');
-    console.log(`      [figures] ${JSON.stringify({ atKill, oldMaster, newMaster: cluster.masterOfSlot(slotA), masterB, failoverMs, acceptedA: acceptedA.length, uniqueA: new Set(acceptedA).size, acceptedB: acceptedB.length, sharedStateFailures: shared.length, otherFailures: caught.length - shared.length, throttledA: simA.terminal.counters.throttled, throttledB: simB.terminal.counters.throttled })}`);
+    console.log(`      [figures] ${JSON.stringify({ atKill, oldMaster, newMaster: ctx.cluster.masterOfSlot(slotA), masterB, failoverMs, acceptedA: acceptedA.length, uniqueA: new Set(acceptedA).size, acceptedB: acceptedB.length, sharedStateFailures: shared.length, otherFailures: caught.length - shared.length, throttledA: simA.terminal.counters.throttled, throttledB: simB.terminal.counters.throttled })}`);
     assert.ok(atKill < BURST, 'the kill came during the burst');
-    assert.notEqual(cluster.masterOfSlot(slotA), oldMaster, "A's slot moved to its replica");
-    assert.equal(cluster.masterOfSlot(slotOf(simB)), masterB, "B's master lived on");
+    assert.notEqual(ctx.cluster.masterOfSlot(slotA), oldMaster, "A's slot moved to its replica");
+    assert.equal(ctx.cluster.masterOfSlot(slotOf(simB)), masterB, "B's master lived on");
     assert.equal(new Set(acceptedA).size, acceptedA.length, 'each item of A accepted once');
     assert.equal(caught.length - shared.length, 0, `only SHARED_STATE failures: ${caught.map((c) => c.error && c.error.message).join('; ').slice(0, 500)}`);
     assert.equal(badA.length + badB.length, 0, 'no item rejected');
@@ -105,4 +100,4 @@ const slotOf = (sim) => keySlot(`{${accountHash({ baseUrl: gatewaySettings(migra
     assert.equal(acceptedA.length + shared.length, BURST, `every item of A accepted once or failed SHARED_STATE (${acceptedA.length} accepted, ${shared.length} failed)`);
 
   });
-});
+}, { cluster: true });

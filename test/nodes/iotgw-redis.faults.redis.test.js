@@ -9,7 +9,7 @@
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const net = require('node:net');
-const { helper, until, collect, startSimulator, DEMO_CREDS, ALL_NODES } = require('../helpers/harness');
+const { helper, until, collect, simulatorPerSuite, startSimulator, DEMO_CREDS, ALL_NODES } = require('../helpers/harness');
 const { describeRedis, RedisServer, findRedisServer, cli, streamBulk } = require('../helpers/redis');
 const { RedFleet, childGateway, statusPoller, waitFor } = require('../helpers/child-red');
 const { redisSettings } = require('../../dist/nodes/iotgw-redis');
@@ -47,14 +47,7 @@ const tags = (port, prefix) => new Set(cli(port, '--scan', '--pattern', `${prefi
 describeRedis('iotgw-redis faults (issue 25): keys, token binding, password, reply bound', function (ctx) {
   this.timeout(60000);
   let sim;
-  before(async () => {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 5, rateLimitWindowMs: 1000, maxConcurrent: 3 } });
-    sim.terminal.configure({ acceptUnknownTerminals: true });
-  });
-  after(async () => {
-    await helper.unload();
-    await sim.close();
-  });
+  simulatorPerSuite({ terminal: { rateLimitCalls: 5, rateLimitWindowMs: 1000, maxConcurrent: 3, acceptUnknownTerminals: true } }, (s) => (sim = s));
   afterEach(() => helper.unload());
 
   it('two static-token accounts whose config nodes share an id get separate keys', async function () {

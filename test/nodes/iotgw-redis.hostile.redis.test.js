@@ -9,7 +9,7 @@
  * the fake are few (a pause that doubles between tries).
  */
 const assert = require('node:assert/strict');
-const { helper, until, collect, startSimulator, recordWarnings, DEMO_CREDS, ALL_NODES } = require('../helpers/harness');
+const { helper, until, collect, simulatorPerSuite, recordWarnings, DEMO_CREDS, ALL_NODES } = require('../helpers/harness');
 const { fakeRedis } = require('../helpers/redis');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -18,14 +18,9 @@ describe('iotgw-redis against a "Redis" that answers +OK to everything (real Nod
   this.timeout(90000);
   let sim;
   let fake;
-  before(async () => {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 5, rateLimitWindowMs: 1000, maxConcurrent: 3 } });
-    sim.terminal.configure({ acceptUnknownTerminals: true });
-  });
+  simulatorPerSuite({ terminal: { rateLimitCalls: 5, rateLimitWindowMs: 1000, maxConcurrent: 3, acceptUnknownTerminals: true } }, (s) => (sim = s));
   after(async () => {
-    await helper.unload();
     if (fake) await fake.close();
-    await sim.close();
   });
 
   it('5 msgs with a 5 s timeout: each ends with SHARED_STATE naming the wrong reply; nothing sent; the poller does not loop; one warning', async function () {

@@ -17,8 +17,7 @@
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startSimulator } = require('../../dist/simulator');
-const { waitFor, holdCall, held, drained, backlogMissing, lineCount, recordLines, childGateway, statusPoller, appendNode, RedFleet } = require('../helpers/child-red');
+const { waitFor, holdCall, held, drained, backlogMissing, lineCount, recordLines, childGateway, statusPoller, appendNode, fleetPerFile } = require('../helpers/child-red');
 
 // 20 replies of 500 (each reply's last second comes again: 400 new records a reply); the stop
 // comes after 4,100 records, so 10 full replies follow it.
@@ -60,45 +59,40 @@ const figures = {};
 describe('reliability: the status poller across redeploy, restart and hard kill (child Node-RED)', function () {
   this.timeout(120000);
   let sim;
-  let fleet;
   let red;
-  let userDir;
   let recordsFile;
-
-  beforeEach(async function () {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
-    sim.terminal.seedBacklog(BACKLOG);
-  });
-
-  before(function () {
-    fleet = new RedFleet('iotgw-rec-');
-    recordsFile = fleet.recordsFile;
-  });
+  const run = fleetPerFile(
+    'iotgw-rec-',
+    (s) => {
+      sim = s;
+      sim.terminal.seedBacklog(BACKLOG);
+    },
+    { simOptions: { terminal: { rateLimitCalls: 0, maxConcurrent: 0 } } },
+  );
 
   async function startRed() {
-    red = await fleet.running();
-    userDir = red.userDir;
+    recordsFile = run.fleet.recordsFile;
+    red = await run.fleet.running();
     const types = await red.nodeTypes();
     assert.ok(types.includes('iotgw-status-poller'), 'the package is installed in the child Node-RED');
   }
 
-  afterEach(async function () {
-    await fleet.reset(this.currentTest.state !== 'passed');
-    await sim.close();
-  });
-
-  after(async function () {
-    await fleet.close();
+  after(function () {
     console.log(`      [figures] ${JSON.stringify(figures)}`);
   });
 
-  const drainToEnd = () => drained(() => lineCount(recordsFile) >= BACKLOG, () => readRecords(recordsFile), { what: 'the backlog to drain' });
-
-  it('redeploy in the middle of the drain: nothing lost, nothing repeated', async function () {
+  /** The runtime up, the flow deployed, and its drain in the middle: a poll held open at the simulator (holdCall). */
+  async function drainUntilHeld() {
     await startRed();
     const hold = holdCall(sim, 'terminal/status', HOLD_AFTER);
     await red.deploy(flows(sim));
     await held(hold, 'the held poll');
+  }
+
+  const drainToEnd = () => drained(() => lineCount(recordsFile) >= BACKLOG, () => readRecords(recordsFile), { what: 'the backlog to drain' });
+
+  it('redeploy in the middle of the drain: nothing lost, nothing repeated', async function () {
+    await drainUntilHeld();
     await red.deploy(flows(sim)); // full redeploy: every node is closed and started again
     const atRedeploy = lineCount(recordsFile);
     const t = tally(await drainToEnd(), sim);
@@ -109,15 +103,12 @@ describe('reliability: the status poller across redeploy, restart and hard kill 
   });
 
   it('clean restart (SIGINT) in the middle of the drain: nothing lost, nothing repeated', async function () {
-    await startRed();
-    const hold = holdCall(sim, 'terminal/status', HOLD_AFTER);
-    await red.deploy(flows(sim));
-    await held(hold, 'the held poll');
+    await drainUntilHeld();
     const exit = await red.kill('SIGINT');
     const atStop = lineCount(recordsFile);
     assert.ok(atStop < BACKLOG, 'stopped in the middle of the drain');
     assert.equal(exit.signal === 'SIGKILL', false);
-    assert.ok(markOnDisk(userDir), 'the mark is on disk');
+    assert.ok(markOnDisk(red.userDir), 'the mark is on disk');
     await red.start();
     const t = tally(await drainToEnd(), sim);
     figures.cleanRestart = { atStop, ...t };
@@ -126,13 +117,10 @@ describe('reliability: the status poller across redeploy, restart and hard kill 
   });
 
   it("hard kill (SIGKILL) in the middle of the drain, Node-RED's default context settings: nothing lost, at most one reply repeated", async function () {
-    await startRed();
-    const hold = holdCall(sim, 'terminal/status', HOLD_AFTER);
-    await red.deploy(flows(sim));
-    await held(hold, 'the held poll');
+    await drainUntilHeld();
     await red.kill('SIGKILL');
     const before = readRecords(recordsFile);
-    const mark = markOnDisk(userDir);
+    const mark = markOnDisk(red.userDir);
     assert.ok(before.length < BACKLOG, 'killed in the middle of the drain');
     assert.ok(mark, 'a mark reached the disk before the kill');
     assert.match(mark.fromUtc, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
@@ -157,8 +145,8 @@ describe('reliability: the status poller across redeploy, restart and hard kill 
     f.find((n) => n.id === 'poller1').autoStart = false;
     f.push({ id: 'inject1', z: 'tab1', type: 'inject', props: [{ p: 'payload' }], payload: '{"fromUTC":"2001-02-03 04:05:06"}', payloadType: 'json', once: true, onceDelay: 0.1, repeat: '', wires: [['poller1']] });
     await red.deploy(f);
-    await waitFor(() => markOnDisk(userDir) !== undefined, 10000, 'the reset mark on disk');
-    assert.equal(markOnDisk(userDir).fromUtc, '2001-02-03 04:05:06');
+    await waitFor(() => markOnDisk(red.userDir) !== undefined, 10000, 'the reset mark on disk');
+    assert.equal(markOnDisk(red.userDir).fromUtc, '2001-02-03 04:05:06');
     await red.deploy(flows(sim).map((n) => (n.id === 'poller1' ? { ...n, autoStart: false } : n))); // the inject is gone
     await red.kill('SIGKILL');
     await red.start();

@@ -6,7 +6,7 @@
  * a free slot sends a partial batch at once (a request/reply flow is not paced by lingerMs).
  */
 const assert = require('node:assert/strict');
-const { simulatorPerTest, helper, gatewayNode, until, collect, catchAll, DEMO_CREDS, ALL_NODES } = require('../helpers/harness');
+const { simulatorPerTest, helper, gatewayNode, modeNode, until, collect, catchAll, DEMO_CREDS, ALL_NODES } = require('../helpers/harness');
 
 const fnNode = require('@node-red/nodes/core/function/10-function.js');
 
@@ -34,6 +34,9 @@ describe('batching under load (terminal mode, cancel)', function () {
     };
   }
 
+  /** The terminal-mode node (id mode, `lingerMs`, `wires`), helper nodes `helpers` and a catch-all. */
+  const modeAnd = (lingerMs, wires, helpers) => [modeNode({ lingerMs, wires }), ...helpers.map((id) => ({ id, type: 'helper' })), ...catchAll()];
+
   const modeItem = "(i) => ({ DestinationID: '3' + String(i).padStart(7, '0') + 'SKY' + (i % 65536).toString(16).toUpperCase().padStart(4, '0'), Mode: 1, WakeupInterval: 2 })";
 
   function itemsPerCall(route) {
@@ -47,10 +50,7 @@ describe('batching under load (terminal mode, cancel)', function () {
       const n = await loadWith([
         gatewayNode(sim, { rateLimitCalls: 0, maxConcurrent: 3, maxBatchSize: 100 }),
         burst(8000, modeItem, 'mode'),
-        { id: 'mode', type: 'iotgw-terminal-mode', gateway: 'gw', mode: 0, wakeupInterval: 0, family: 'any', lingerMs, wires: [['ok'], ['bad']] },
-        { id: 'ok', type: 'helper' },
-        { id: 'bad', type: 'helper' },
-        ...catchAll(),
+        ...modeAnd(lingerMs, [['ok'], ['bad']], ['ok', 'bad']),
       ]);
       const ok = collect(n.get('ok'));
       const caught = collect(n.get('caught'));
@@ -101,10 +101,7 @@ describe('batching under load (terminal mode, cancel)', function () {
         outputs: 2,
         wires: [['mode'], ['end']],
       },
-      { id: 'mode', type: 'iotgw-terminal-mode', gateway: 'gw', mode: 0, wakeupInterval: 0, family: 'any', lingerMs, wires: [['loop'], ['bad']] },
-      { id: 'end', type: 'helper' },
-      { id: 'bad', type: 'helper' },
-      ...catchAll(),
+      ...modeAnd(lingerMs, [['loop'], ['bad']], ['end', 'bad']),
     ]);
     const end = collect(n.get('end'));
     const caught = collect(n.get('caught'));

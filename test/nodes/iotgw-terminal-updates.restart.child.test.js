@@ -15,8 +15,7 @@
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startSimulator } = require('../../dist/simulator');
-const { waitFor, drained, lineCount, recordLines, childGateway, appendNode, RedFleet } = require('../helpers/child-red');
+const { waitFor, drained, lineCount, recordLines, childGateway, appendNode, fleetPerFile } = require('../helpers/child-red');
 
 const FLEET = 12000;
 const REPLY = 500;
@@ -53,17 +52,19 @@ const lines = (file) => recordLines(file).map((l) => l[0]).filter((l) => l !== '
 
 describe('reliability: terminal updates across redeploy and SIGKILL (child Node-RED)', function () {
   this.timeout(180000);
+  // The held request (HELD): whether it came, its release(), and what the replies before it served.
+  const hold = { held: false, release: undefined, served: new Set() };
   let sim;
-  let fleet;
   let red;
   let file;
   let reachable;
-  let release;
-  let held;
-  let served;
 
-  beforeEach(async function () {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: FLEET } });
+  // Let go first after each test: the fleet's reset and the simulator's close come after it.
+  afterEach(() => hold.release?.());
+  const run = fleetPerFile('iotgw-tu-', seed, { simOptions: { terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: FLEET } } });
+
+  function seed(s) {
+    sim = s;
     const crowdSec = Math.floor(Date.now() / 1000) - 30;
     const crowd = sim.terminal.fleet.crowd(700, crowdSec, 0);
     // Every terminal once at its current UpdateUTC; of the crowded second only a reply's worth can be fetched.
@@ -74,40 +75,26 @@ describe('reliability: terminal updates across redeploy and SIGKILL (child Node-
     const route = sim.server.routes.find((r) => r.name === 'terminal/terminal-updates');
     const real = route.handler;
     let n = 0;
-    const gate = new Promise((r) => (release = r));
-    held = false;
-    served = new Set();
+    const gate = new Promise((r) => (hold.release = r));
+    hold.held = false;
+    hold.served = new Set();
     route.handler = async (req) => {
       if (++n === HELD) {
-        held = true;
+        hold.held = true;
         await gate;
       }
       const reply = await real(req);
       // What the replies before the held one served (the node emits all of it before it asks again).
-      if (n < HELD) for (const t of reply.body?.Terminals ?? []) served.add(`${t.PrimeID}|${t.UpdateUTC.replace(' ', 'T')}`);
+      if (n < HELD) for (const t of reply.body?.Terminals ?? []) hold.served.add(`${t.PrimeID}|${t.UpdateUTC.replace(' ', 'T')}`);
       return reply;
     };
-  });
-
-  before(function () {
-    fleet = new RedFleet('iotgw-tu-');
-    file = fleet.recordsFile;
-  });
-
-  async function startRed(tag) {
-    red = await fleet.running(tag);
-    assert.ok((await red.nodeTypes()).includes('iotgw-terminal-updates'));
   }
 
-  afterEach(async function () {
-    release?.();
-    await fleet.reset(this.currentTest.state !== 'passed');
-    await sim.close();
-  });
-
-  after(async function () {
-    await fleet.close();
-  });
+  async function startRed(tag) {
+    file = run.fleet.recordsFile;
+    red = await run.fleet.running(tag);
+    assert.ok((await red.nodeTypes()).includes('iotgw-terminal-updates'));
+  }
 
   /** A line's key as `reachable` has it: PrimeID|seconds. */
   const keyOf = (line) => {
@@ -124,7 +111,7 @@ describe('reliability: terminal updates across redeploy and SIGKILL (child Node-
   }
 
   it('SIGKILL in the middle of a reply (emitted in part, its mark not written): that reply again, nothing skipped, each at most twice', async function () {
-    release(); // no held request: the function node holds Node-RED in the middle of the 6th reply
+    hold.release(); // no held request: the function node holds Node-RED in the middle of the 6th reply
     const order = [...sim.terminal.fleet.updatesFrom(0)].map((s) => s.id);
     const stopAt = order[5 * REPLY + 10];
     await startRed('block');
@@ -148,10 +135,10 @@ describe('reliability: terminal updates across redeploy and SIGKILL (child Node-
   it('full redeploy in the middle of the drain: each update emitted once', async function () {
     await startRed();
     await red.deploy(flows(sim));
-    await waitFor(() => held && new Set(lines(file)).size >= served.size, 60000, 'the drain up to the held request');
+    await waitFor(() => hold.held && new Set(lines(file)).size >= hold.served.size, 60000, 'the drain up to the held request');
     await red.deploy(flows(sim));
     const atRedeploy = lines(file).length;
-    release();
+    hold.release();
     const r = await drainedTally();
     console.log(`      [figures] redeploy at ${atRedeploy}: ${r.got.length} emitted, ${r.missing.length} missing, ${r.repeated.length} repeated`);
     assert.ok(atRedeploy < reachable.size, 'the redeploy came in the middle of the drain');
@@ -164,11 +151,11 @@ describe('reliability: terminal updates across redeploy and SIGKILL (child Node-
   it('SIGKILL in the middle of the drain, then start again: none skipped, at most one reply again, once', async function () {
     await startRed();
     await red.deploy(flows(sim));
-    await waitFor(() => held && new Set(lines(file)).size >= served.size, 60000, 'the drain up to the held request');
+    await waitFor(() => hold.held && new Set(lines(file)).size >= hold.served.size, 60000, 'the drain up to the held request');
     await red.kill('SIGKILL');
     const atKill = lines(file).length;
     assert.ok(atKill < reachable.size, 'killed in the middle of the drain');
-    release();
+    hold.release();
     await red.start();
     const r = await drainedTally();
     console.log(`      [figures] SIGKILL at ${atKill}: ${r.got.length} emitted, ${r.missing.length} missing, ${r.repeated.length} repeated`);

@@ -15,7 +15,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
-const { jobsForLoad, otherLoad, schedule, coreSpeed } = require('../../scripts/test');
+const { jobsForLoad, otherLoad, schedule, coreSpeed, referenceMs } = require('../../scripts/test');
 
 const ROOT = path.resolve(__dirname, '../..');
 const MOCHA = require.resolve('mocha/bin/mocha.js');
@@ -124,6 +124,15 @@ describe('the suite itself', function () {
     const { ms, speed } = coreSpeed(2);
     assert.ok(ms > 0 && Number.isFinite(ms), String(ms));
     assert.ok(speed > 0 && Number.isFinite(speed), String(speed));
+  });
+
+  it("takes the reference of the Node.js that runs the calibration: Node 22's V8 runs it faster on the same cores", function () {
+    assert.equal(referenceMs(20), 24);
+    assert.ok(Math.abs(referenceMs(22) - 19.44) < 0.01, String(referenceMs(22)));
+    assert.equal(referenceMs(24), referenceMs(22), 'a later major: the latest listed');
+    assert.equal(referenceMs(18), 24, 'an earlier one: Node 20');
+    // The same cores (calibrated at 37 ms on Node 20, 30 ms on Node 22) get the same workers on both.
+    assert.equal(jobsForLoad(2, 0, referenceMs(20) / 37), jobsForLoad(2, 0, referenceMs(22) / 30));
   });
 
   it('hands out the longest files first, with no more than half the workers (two at least, three at most) on browser files', function () {

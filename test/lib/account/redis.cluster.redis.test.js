@@ -8,31 +8,26 @@
  * back.
  */
 const assert = require('node:assert/strict');
-const { ClusterSet, findRedisServer, cli } = require('../../helpers/redis');
+const { describeRedis, cli } = require('../../helpers/redis');
 const { waitFor } = require('../../helpers/child-red');
 const { RedisConnection, AccountKeys, RedisFeedLease, RedisMarkStore } = require('../../../dist/lib/account/redis');
 
-(findRedisServer() ? describe : describe.skip)('Redis seams in cluster mode (real Redis Cluster)', function () {
+describeRedis('Redis seams in cluster mode (real Redis Cluster)', function (ctx) {
   this.timeout(120000);
-  let set;
   const conns = [];
-  before(async function () {
-    set = await new ClusterSet().start();
-  });
   after(async function () {
     for (const c of conns) await c.close();
-    if (set) await set.destroy();
   });
 
   it("a shard whose replica took over, the old master left dead: the feed's lease and mark are acknowledged by the new master alone, told once", async function () {
-    const c = new RedisConnection({ url: 'redis://127.0.0.1:6379/0', mode: 'cluster', nodes: set.servers.slice(0, 2).map((s) => ({ host: '127.0.0.1', port: s.port })), keyPrefix: 'cl:' });
+    const c = new RedisConnection({ url: 'redis://127.0.0.1:6379/0', mode: 'cluster', nodes: ctx.cluster.servers.slice(0, 2).map((s) => ({ host: '127.0.0.1', port: s.port })), keyPrefix: 'cl:' });
     conns.push(c);
     c.on('failure', () => {});
     const alone = [];
     c.on('alone', (m) => alone.push(m));
     const keys = AccountKeys.of('cl:', { baseUrl: 'https://gw.example.com', clientId: 'cluster-alone' });
     const markKey = keys.key('mark', 'status');
-    const slot = Number(cli(set.servers[0].port, 'cluster', 'keyslot', markKey));
+    const slot = Number(cli(ctx.cluster.servers[0].port, 'cluster', 'keyslot', markKey));
     const marks = new RedisMarkStore(c, keys, { timeoutMs: 10000 });
     const lease = new RedisFeedLease(c, keys, { leaseMs: 3000, instanceId: 'x' });
     const f1 = await lease.acquire('status');
@@ -40,8 +35,8 @@ const { RedisConnection, AccountKeys, RedisFeedLease, RedisMarkStore } = require
     assert.deepEqual(alone, [], 'a replica acknowledges while there is one');
     await lease.release('status');
 
-    const { dead } = await set.killMasterOf(slot);
-    const now = set.masterOfSlot(slot);
+    const { dead } = await ctx.cluster.killMasterOf(slot);
+    const now = ctx.cluster.masterOfSlot(slot);
     assert.notEqual(now, dead.port);
     await waitFor(() => c.master(markKey) === `127.0.0.1:${now}`, 30000, 'the client to know the new master of the slot');
     assert.match(cli(now, 'info', 'replication'), /connected_slaves:0/, 'the new master has no replica');
@@ -54,4 +49,4 @@ const { RedisConnection, AccountKeys, RedisFeedLease, RedisMarkStore } = require
     assert.deepEqual(alone, [`127.0.0.1:${now}`], 'told once, naming the master');
     await lease.release('status');
   });
-});
+}, { cluster: true });

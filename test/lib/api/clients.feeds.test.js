@@ -9,39 +9,19 @@ const assert = require('node:assert/strict');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
-const { startSimulator, TerminalClient, GatewayError } = require(ROOT);
+const { TerminalClient } = require(ROOT);
+const { refused, terminalClientPerTest, utc, nowSec, hourAgo: from, serveOnce } = require('../../helpers/clients');
 
-const utc = (sec) => new Date(sec * 1000).toISOString().slice(0, 19).replace('T', ' ');
-const nowSec = () => Math.floor(Date.now() / 1000);
 
-async function refused(promise, code, re) {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof GatewayError, `a GatewayError, not ${err}`);
-    assert.equal(err.code, code, err.message);
-    if (re) assert.match(err.message, re);
-    return err;
-  }
-  assert.fail(`expected ${code}`);
-}
 
 describe('TerminalClient feeds: the nodes\' reply guarantees, and terminal updates', function () {
   this.timeout(60000);
   let sim;
   let client;
-  beforeEach(async function () {
-    sim = await startSimulator({ port: 0, terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: 800 } });
-    client = new TerminalClient({ baseUrl: sim.url, clientId: 'demo', clientSecret: 'demo-secret', rateLimitCalls: 0, timeoutMs: 10000 });
-  });
-  afterEach(async function () {
-    await client.close();
-    await sim.close();
-  });
+  terminalClientPerTest((t) => ({ sim, client } = t), { fleetSize: 800, timeoutMs: 10000 });
 
-  const from = () => utc(nowSec() - 3600);
   const record = (i, sec) => ({ ID: 10_000_000_000 + i, State: 1, IsClosed: true, StatusUTC: utc(sec), CreateUTC: utc(sec - 60), Transport: 1 });
-  const serve = (route, body) => sim.server.inject({ route, status: 200, body, times: 1 });
+  const serve = (route, body) => serveOnce(sim, route, body);
 
   it('statusUpdates and messages: a reply of 10,000 records is BAD_RESPONSE, nothing returned', async function () {
     const sec = nowSec() - 60;

@@ -10,18 +10,12 @@
  * MobileID `<img src=x onerror=...>` reached the dashboard example's map.
  */
 const assert = require('node:assert/strict');
-const path = require('node:path');
-
-const ROOT = path.resolve(__dirname, '..', '..', '..');
-const { startSimulator, TerminalClient } = require(ROOT);
 const { isTerminalId, isUtcField } = require('../../../dist/lib/api/records');
 const { readMessage, MalformedMessage } = require('../../../dist/lib/api/terminal');
-const { refused: refusedAs } = require('../../helpers/clients');
+const { refused: refusedAs, terminalClientPerTest, utc, nowSec, hourAgo: from, serveOnce } = require('../../helpers/clients');
 
 const refused = async (promise, code, re) => assert.match((await refusedAs(promise, code)).message, re);
 
-const utc = (sec) => new Date(sec * 1000).toISOString().slice(0, 19).replace('T', ' ');
-const nowSec = () => Math.floor(Date.now() / 1000);
 const IMG = '<img src=x onerror=console.log("xss")>';
 const SCRIPT = '<script>console.log("xss")</script>';
 const HOSTILE_IDS = [IMG, SCRIPT, '', ' 01000001SKYA001', '01000001SKYA001 ', '01000001SKY&001', "0100'001SKYA001", '0100"001SKYA001', '01000001SKYÄ001', '0'.repeat(33), '${name}', '0100-001'];
@@ -56,16 +50,8 @@ describe('gateway strings checked for their form (issue 43)', function () {
     this.timeout(60000);
     let sim;
     let client;
-    beforeEach(async function () {
-      sim = await startSimulator({ port: 0, terminal: { rateLimitCalls: 0, maxConcurrent: 0 }, fleet: { size: 50 } });
-      client = new TerminalClient({ baseUrl: sim.url, clientId: 'demo', clientSecret: 'demo-secret', rateLimitCalls: 0, timeoutMs: 10000 });
-    });
-    afterEach(async function () {
-      await client.close();
-      await sim.close();
-    });
-    const from = () => utc(nowSec() - 3600);
-    const serve = (route, body) => sim.server.inject({ route, status: 200, body, times: 1 });
+    terminalClientPerTest((t) => ({ sim, client } = t), { fleetSize: 50, timeoutMs: 10000 });
+    const serve = (route, body) => serveOnce(sim, route, body);
 
     it('from-mobile messages: a MobileID holding HTML is listed in malformed, the others are returned', async function () {
       const sec = nowSec() - 60;

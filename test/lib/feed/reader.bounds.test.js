@@ -7,25 +7,17 @@
  */
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { startSimulator, formatUtc } = require('../../../dist/simulator');
+const { formatUtc } = require('../../../dist/simulator');
 const { FileMarkStore, FEED_BOUNDS } = require('../../../dist/lib/feed');
-const { holdFor2000Polls, statusReader } = require('../../helpers/held-second');
+const { holdFor2000Polls, simAndDirPerTest, statusReader } = require('../../helpers/held-second');
 const { nextMark, checkReply, markKey, MAX_KEY_CHARS } = require('../../../dist/lib/feed/reply');
 
 describe('feed core: the mark is bounded (issue 43)', function () {
   this.timeout(120000);
   let sim;
   let dir;
-  beforeEach(async function () {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-bounds-'));
-  });
-  afterEach(async function () {
-    await sim.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  simAndDirPerTest('iotgw-bounds-', (s, d) => ((sim = s), (dir = d)));
 
   it('a gateway holding NextFromUTC on one second for 2,000 polls: the mark (and its file) stay bounded, each record once, the feed goes on', async function () {
     const store = new FileMarkStore(dir);

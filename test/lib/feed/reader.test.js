@@ -5,40 +5,19 @@
  */
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { startSimulator, formatUtc } = require('../../../dist/simulator');
+const { formatUtc } = require('../../../dist/simulator');
+const { simAndDirPerTest, simStatusReader } = require('../../helpers/held-second');
 const { FeedReader, FileMarkStore, ContextMarkStore, FallbackMarkStore, RecentKeys, startMark, isUtcTime } = require('../../../dist/lib/feed');
 
 describe('feed core: FeedReader with a FileMarkStore against the strict simulator', function () {
   let sim;
   let dir;
-  beforeEach(async function () {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-feed-'));
-  });
-  afterEach(async function () {
-    await sim.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  simAndDirPerTest('iotgw-feed-', (s, d) => ((sim = s), (dir = d)));
 
-  function reader(store, emitted, extra = {}) {
-    return new FeedReader({
-      feed: 'status-test',
-      store,
-      pageSize: 500,
-      startFrom: '2000-01-01 00:00:00',
-      key: (r) => `${r.ID}|${r.State}|${r.StatusUTC}`,
-      time: (r) => r.StatusUTC,
-      fetchPage: async (from, signal) => {
-        const r = await fetch(`${sim.url}/api/v1.0/get/subaccounts/fw_status_updates?FromUTC=${encodeURIComponent(from)}`, { headers: { authorization: 'Bearer demo-token' }, signal });
-        const b = await r.json();
-        return { records: b.Statuses ?? [], nextFromUtc: b.NextFromUTC };
-      },
-      emit: (records) => emitted.push(...records),
-      ...extra,
-    });
-  }
+  /** A reader of the simulator's status feed (simStatusReader) whose records go to `emitted`. */
+  const reader = (store, emitted, extra = {}) => simStatusReader(sim, store, { emit: (records) => emitted.push(...records), ...extra });
+
 
   it('drains a backlog once, writes mark + seen keys + generation in one file, and a second reader resumes with no repeat', async function () {
     sim.terminal.seedBacklog(1234);
