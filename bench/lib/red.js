@@ -25,8 +25,20 @@ let latEnd = [];
 let latMs = [];
 const bench = {
   inc(name, n = 1) { counters[name] = (counters[name] || 0) + n; },
+  count(name) { return counters[name] || 0; },
   lat(ms) { latEnd.push(Date.now()); latMs.push(ms); },
   now() { const t = process.hrtime(); return t[0] * 1e3 + t[1] / 1e6; },
+  // Entries an outbox of the package holds durably (accepted), read from its engine.
+  outboxWaiting(name) {
+    const reg = require(require('path').join(__dirname, 'node_modules/@iotgateway/node-red-gateway/dist/lib/node-red/outbox-registry.js'));
+    const o = reg.openOutboxes().find((x) => x.name === name);
+    return o ? o.outbox.state().waiting : -1;
+  },
+  outboxSyncs(name) {
+    const reg = require(require('path').join(__dirname, 'node_modules/@iotgateway/node-red-gateway/dist/lib/node-red/outbox-registry.js'));
+    const o = reg.openOutboxes().find((x) => x.name === name);
+    return o && typeof o.outbox.store.syncs === 'number' ? o.outbox.store.syncs : 0;
+  },
 };
 process.on('message', (m) => {
   if (!m || typeof m !== 'object') return;
@@ -57,6 +69,8 @@ const BENCH_NODES = {
   floor: ['floor-node', 'node-red-bench-floor'],
   // bench/produce-node: a minimal node emitting status-record msgs (the poller figure's baseline).
   produce: ['produce-node', 'node-red-bench-produce'],
+  // bench/sync-node: a minimal durable queue node (append + fdatasync; the outbox's baseline).
+  sync: ['sync-node', 'node-red-bench-sync'],
 };
 
 /**

@@ -11,6 +11,7 @@
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
+const { openOutboxes } = require('../../dist/lib/node-red/outbox-registry');
 const { userDirPerTest, simulatorPerTest, helper, load, until, collect, sendMessageNode, nodeFlow } = require('../helpers/harness');
 
 const DEST = '01000001SKYA001';
@@ -147,6 +148,35 @@ describe('iotgw-send-message: the outbox', function () {
     assert.equal(caught[0].i, 0, caught[0].error.message);
     assert.match(caught[0].error.message, /full/);
     assert.equal(caught[0].i, 0);
+  });
+
+  it('msgs that arrive during a sync are accepted together under the next one (group commit), each acknowledged only after the sync that covers it', async function () {
+    const n = await load(flow());
+    sim.server.link.refuse();
+    const shared = openOutboxes().find((o) => o.name === 'edge');
+    await shared.opened;
+    const store = shared.outbox.store;
+    // Every fdatasync of the log is held until the test lets it go.
+    const held = [];
+    const fh = store.fh;
+    const datasync = fh.datasync.bind(fh);
+    fh.datasync = () => new Promise((r) => held.push(r)).then(datasync);
+    const syncs0 = store.syncs;
+    const waiting = () => shared.outbox.state().waiting;
+    n.get('send').receive({ payload: { DestinationID: DEST, RawPayload: raw(1) }, i: 0 });
+    await until(() => held.length === 1, 30000, "the first msg's sync");
+    for (let i = 1; i < 50; i++) n.get('send').receive({ payload: { DestinationID: DEST, RawPayload: raw(1000 + i) }, i });
+    await until(() => store.queue.length === 49, 30000, 'the 49 msgs that came during the sync handed to the store, waiting for the next');
+    assert.equal(waiting(), 0, 'nothing acknowledged while its sync is held');
+    held[0]();
+    await until(() => held.length === 2, 30000, 'the second sync');
+    await until(() => waiting() === 1, 30000, 'the first msg acknowledged');
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(waiting(), 1, 'the 49 not acknowledged before their sync');
+    held[1]();
+    await until(() => waiting() === 50, 30000, 'all 50 acknowledged');
+    assert.equal(store.syncs - syncs0, 2, '50 msgs in 2 syncs');
+    assert.ok(logText().includes(raw(1049)));
   });
 
   it('a user directory whose outbox folder cannot be written: STORAGE at input', async function () {

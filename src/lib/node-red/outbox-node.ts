@@ -3,11 +3,15 @@
  * the edge"): iotgw-send-message, iotgw-terminal-mode and iotgw-cancel hand their checked
  * items here instead of sending them.
  *
- * - Input: msgs are taken one at a time (Node-RED delivers them concurrently): the node's
- *   own checks (BAD_INPUT at once, nothing kept), msg.ttl and msg.priority, then the msg's
- *   JSON properties and its entries go to `outbox.accept`; the next msg is taken once that
- *   resolved (the entries are durable). An acceptance that fails ends the msg with done(err)
- *   (OUTBOX_FULL, STORAGE).
+ * - Input: msgs are taken in arrival order: the node's own checks (BAD_INPUT at once,
+ *   nothing kept), msg.ttl and msg.priority, then the msg's JSON properties and its entries
+ *   go to `outbox.accept`, which resolves once they are durable; only then is the msg
+ *   accepted (its outcome followed). With a file store (`outbox.groupsAccepts`) the next msg
+ *   goes to the store without waiting for that: msgs that arrive while a sync runs are
+ *   written together and synced once after it (group commit), each acknowledged only after
+ *   the sync that covers it, in arrival order. A fleet's store (Redis) takes one msg at a
+ *   time, the next once the previous is acknowledged. An acceptance that fails ends the msg
+ *   with done(err) (OUTBOX_FULL, STORAGE).
  * - Outcome: when all its entries ended, the msg ends: the node's outputs as without the
  *   outbox (`deliver`), with `msg.outbox = {key, acceptedAt, sentAt, attempts}`; or done(err)
  *   for entries that ended EXPIRED, OUTBOX_FULL or failed (`err.entries` lists them,
@@ -132,6 +136,8 @@ export function runWithOutbox(RED: NodeAPI, node: Node, type: string, settings: 
 class OutboxNodeRunner implements OutboxUser {
   private readonly pending = new Map<string, Pending>();
   private chain: Promise<void> = Promise.resolve();
+  /** Accepts handed to a store that groups them, not resolved yet (close waits for them). */
+  private readonly accepting = new Set<Promise<void>>();
   private authProblem: string | undefined;
   private lastState: OutboxState | undefined;
   private warnedDropped = false;
@@ -214,7 +220,11 @@ class OutboxNodeRunner implements OutboxUser {
     p.done();
   }
 
-  /** One msg: checked, its entries accepted (durable) before the next msg is taken. */
+  /**
+   * One msg: checked, its entries handed to the outbox. Resolves (so the next msg is taken)
+   * once they are durable, or at once when the store groups accepts (their acknowledgement
+   * then comes with the sync that covers them).
+   */
   private async take(msg: Msg, p: Pending): Promise<void> {
     try {
       if (this.account instanceof GatewayError) throw this.account;
@@ -227,22 +237,36 @@ class OutboxNodeRunner implements OutboxUser {
         this.node.warn(`the outbox keeps a msg's JSON properties only: ${dropped.slice(0, 5).map((d) => `msg.${d}`).join(', ')} not kept (outputs after a restart go without them)`);
       }
       await this.shared.opened;
-      const receipt = await this.shared.outbox.accept(String(msg._msgid ?? ''), json, entries, opts);
-      // A fleet's instance that does not drain: the instance that sends it emits its outcome.
-      if (receipt.standby) p.done();
-      else this.pending.set(receipt.key, p);
+      const ob = this.shared.outbox;
+      const accepted = ob.accept(String(msg._msgid ?? ''), json, entries, opts).then((receipt) => {
+        // A fleet's instance that does not drain: the instance that sends it emits its outcome.
+        if (receipt.standby) p.done();
+        else this.pending.set(receipt.key, p);
+      });
+      if (ob.groupsAccepts()) {
+        const settled = accepted.catch((e: unknown) => this.refused(msg, p, e));
+        this.accepting.add(settled);
+        void settled.finally(() => this.accepting.delete(settled));
+        return;
+      }
+      await accepted;
     } catch (e) {
-      const err = toGatewayError(e);
-      if (err.statusCode !== undefined) msg.statusCode = err.statusCode;
-      p.done(err);
+      this.refused(msg, p, e);
     }
+  }
+
+  private refused(msg: Msg, p: Pending, e: unknown): void {
+    const err = toGatewayError(e);
+    if (err.statusCode !== undefined) msg.statusCode = err.statusCode;
+    p.done(err);
   }
 
   /** Msgs waiting for their outcome end here (no output): the node that opens this outbox next sends their outcomes. */
   private close(removed: boolean, done: () => void): void {
-    for (const p of this.pending.values()) p.done();
-    this.pending.clear();
     void this.chain.then(async () => {
+      await Promise.allSettled([...this.accepting]);
+      for (const p of this.pending.values()) p.done();
+      this.pending.clear();
       const waiting = this.shared.outbox.state().waiting;
       const { last } = await releaseOutbox(this.shared, this);
       if (removed && last && waiting > 0) {

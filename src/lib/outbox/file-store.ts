@@ -59,6 +59,8 @@ export function outboxStorageError(err: unknown, what: string): GatewayError {
 }
 
 export class FileOutboxStore implements OutboxStore {
+  readonly groupsAccepts = true;
+  syncs = 0; // fdatasyncs of the log so far (one per group of writes)
   private readonly fs: StoreFs;
   private state = new LogState();
   private fh?: fsp.FileHandle;
@@ -306,6 +308,7 @@ export class FileOutboxStore implements OutboxStore {
       at += bytesWritten;
       pos += bytesWritten;
     }
+    this.syncs++;
     await fh.datasync();
   }
 

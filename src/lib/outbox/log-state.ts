@@ -86,7 +86,7 @@ export class LogState {
   }
 
   keyAt(slot: number): string {
-    return this.slots.keys.get(slot) as string;
+    return this.slots.keyAt(slot) as string;
   }
 
   locAt(slot: number): MsgLoc {

@@ -136,6 +136,15 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
     return { key, ids: msg.entryIds };
   }
 
+  /**
+   * Whether accepts may be called while earlier ones are in flight and still be applied and
+   * acknowledged in call order, many under one sync (a store that says so, not a fleet's):
+   * the node layer then hands msgs over without waiting for the one before.
+   */
+  groupsAccepts(): boolean {
+    return this.store.groupsAccepts === true && !this.fleet;
+  }
+
   /** Runs `step` after the steps before it (and reserves nothing itself). */
   private inTurn(step: () => Promise<void>): Promise<void> {
     this.waitingForRoom++;

@@ -38,7 +38,7 @@ export interface NewMsg {
 }
 
 export class EntryTable {
-  /** Msg key -> its first slot (the keys by first slot: `byKey.keys`). */
+  /** Msg key -> its first slot (the key of a first slot: `byKey.keyAt`). */
   readonly byKey = new KeyIndex();
   readonly msgIds = new StringColumn();
   /** Non-waiting states, by entry id. */
@@ -104,7 +104,7 @@ export class EntryTable {
   }
 
   keyOf(first: number): string {
-    return this.byKey.keys.get(first) as string;
+    return this.byKey.keyAt(first) as string;
   }
 
   kindOf(slot: number): OutboxKind {

@@ -152,6 +152,12 @@ export interface OutboxStore {
    * two arrays of objects. The engine uses it when a store has it, else open().
    */
   openEach?(onMsg: (msg: StoredMsg, entries: OutboxEntry[]) => void): Promise<Pick<OpenedStore, 'nextSeq' | 'lost'>>;
+  /**
+   * True when accepts called while earlier ones are in flight are applied and resolve in
+   * call order, those that come during one sync sharing the next (group commit: the file
+   * store). Absent: the caller waits for each accept before the next (a fleet's store).
+   */
+  readonly groupsAccepts?: boolean;
   /** The bytes `accept(msg, entries)` would take (for the engine's bound check; sync). */
   sizeOf(msg: AcceptedMsg, entries: OutboxEntry[]): number;
   /**

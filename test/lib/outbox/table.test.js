@@ -50,8 +50,25 @@ describe('outbox compact index (issue 45)', function () {
     for (let i = 0; i < 60000; i++) if (i >= 50000 || i % 2) map[i] = to++;
     k.remap(map);
     for (let i = 0; i < 60000; i++) if (map[i] >= 0) assert.equal(k.get(`key-${i}`), map[i]);
-    for (let i = 0; i < 60000; i++) if (map[i] >= 0) assert.equal(k.keys.get(map[i]), `key-${i}`);
+    for (let i = 0; i < 60000; i++) if (map[i] >= 0) assert.equal(k.keyAt(map[i]), `key-${i}`);
     assert.equal(k.delete('nothing'), undefined);
+  });
+
+  it("a KeyIndex keeps the outbox's own keys packed and gives back every key as it was set", function () {
+    const { makeKey } = require('../../../dist/lib/outbox/keys');
+    const k = new KeyIndex();
+    const own = Array.from({ length: 3000 }, (_, i) => makeKey(1764000000000 + i * 997));
+    const odd = ['\u0001abc', '\u0002', '\u0001' + 'x'.repeat(15), 'zzzzzzzzz-zzzzzzz-zzzzzz', '000000000-0000000-000000', 'ZZZZZZZZZ-zzzzzzz-zzzzzz', 'é'.repeat(300), '', 'k'];
+    const all = [...own, ...odd];
+    all.forEach((key, i) => k.set(key, i));
+    all.forEach((key, i) => {
+      assert.equal(k.get(key), i, JSON.stringify(key));
+      assert.equal(k.keyAt(i), key);
+    });
+    assert.equal(k.keys.bytesOf(0).length, 16, 'an own key takes 16 bytes');
+    assert.equal(k.get('zzzzzzzzz-zzzzzzz-zzzzzy'), undefined);
+    for (let i = 0; i < own.length; i += 2) assert.equal(k.delete(own[i]), i);
+    all.forEach((key, i) => assert.equal(k.get(key), i < own.length && i % 2 === 0 ? undefined : i));
   });
 
   it('the entry table compacts when mostly free: ids, states, msgs and the queue\'s order survive the move', function () {
