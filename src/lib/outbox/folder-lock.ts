@@ -1,0 +1,263 @@
+/**
+ * FolderLock: one process at a time on an outbox folder (issue 45: "sends nothing twice").
+ * Two processes draining one file store (a script restarted while its old process still
+ * runs, two Node-RED instances on one user directory) would each send its entries.
+ *
+ * The folder's files `lock.<n>` (n a generation): the highest n says who holds the folder,
+ * `{pid, host, boot, start, at, token}`, or that it is free (`{free: true}`, left by close).
+ * - Taking it is the exclusive creation of `lock.<n + 1>`, after reading `lock.<n>` free or
+ *   stale: written whole to `lock-new.<token>`, then hard-linked to its name (a link fails
+ *   when the name exists; where the file system has no hard links, created with 'wx'). Of two
+ *   processes that saw `lock.<n>` stale, exactly one creates `lock.<n + 1>`.
+ * - The winner removes the lower files. A process with an old view could create one of those
+ *   numbers again: after creating, a process checks that no higher file exists, else it lost.
+ *   The highest file is never removed (close replaces it by a free record), so this holds.
+ * - Stale: the holder was on this host (same hostname) and its boot id differs (a reboot),
+ *   its pid is not alive (kill(pid, 0): ESRCH), or the pid now runs another process (its
+ *   start time in /proc/<pid>/stat differs: a pid reused), or it is our own pid with a token
+ *   this process does not hold (a container restarted with the same pid). A holder on another
+ *   host cannot be checked: the open is refused, the message says which file to remove.
+ * - Refused: STORAGE (the outbox cannot be used), naming the folder and the holder's pid.
+ */
+import { randomBytes } from 'node:crypto';
+import * as fsp from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { foreignText, GatewayError, quote } from '../common/errors';
+
+export interface LockHolder {
+  pid: number;
+  host: string;
+  /** /proc/sys/kernel/random/boot_id, where there is one. */
+  boot?: string;
+  /** The holder's start time (clock ticks since boot, /proc/<pid>/stat), where there is one. */
+  start?: string;
+  /** When it took the folder (ms since the epoch). */
+  at: number;
+  token: string;
+}
+
+type Read = LockHolder | { free: true } | 'gone' | 'torn';
+
+const LOCK = /^lock\.(\d{1,15})$/;
+const NEW = /^lock-new\./;
+/** A lock file that cannot be read this long after it was written was torn by a crash. */
+const TORN_MS = 10_000;
+const ROUNDS = 200;
+
+/** Folders this process holds (their real paths), so a second open here is refused too. */
+const heldHere = new Map<string, string>();
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+async function readText(file: string): Promise<string | undefined> {
+  try {
+    return (await fsp.readFile(file, 'utf8')).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The start time of a process (field 22 of /proc/<pid>/stat), undefined where unknown. */
+export async function processStart(pid: number | 'self'): Promise<string | undefined> {
+  const stat = await readText(`/proc/${pid}/stat`);
+  if (!stat) return undefined;
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+}
+
+/** Whether a pid is alive on this host (EPERM: alive, another user's). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+function isHolder(v: unknown): v is LockHolder {
+  const h = v as LockHolder;
+  return !!h && typeof h === 'object' && Number.isSafeInteger(h.pid) && h.pid > 0 && typeof h.host === 'string' && typeof h.token === 'string' && typeof h.at === 'number';
+}
+
+async function readLock(file: string): Promise<Read> {
+  let text: string;
+  try {
+    text = await fsp.readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+    throw err;
+  }
+  try {
+    const v = JSON.parse(text) as unknown;
+    if (v && typeof v === 'object' && (v as { free?: unknown }).free === true) return { free: true };
+    if (isHolder(v)) return v;
+  } catch {
+    /* torn */
+  }
+  return 'torn';
+}
+
+/** The generations of the lock files in `dir`, highest first. */
+async function generations(dir: string): Promise<number[]> {
+  const names = await fsp.readdir(dir);
+  return names.map((n) => LOCK.exec(n)).filter((m): m is RegExpExecArray => !!m).map((m) => Number(m[1])).sort((a, b) => b - a);
+}
+
+/** Whether a holder is stale (see the file's comment); 'foreign' when it is on another host. */
+async function judge(h: LockHolder, self: LockHolder): Promise<'live' | 'stale' | 'foreign'> {
+  if (h.host !== self.host) return 'foreign';
+  if (h.boot && self.boot && h.boot !== self.boot) return 'stale';
+  if (h.pid === process.pid) return [...heldHere.values()].includes(h.token) ? 'live' : 'stale';
+  if (!alive(h.pid)) return 'stale';
+  if (h.start) {
+    const now = await processStart(h.pid);
+    if (now !== undefined && now !== h.start) return 'stale';
+  }
+  return 'live';
+}
+
+function refused(dir: string, file: string, h: LockHolder, how: 'live' | 'foreign'): GatewayError {
+  const since = Number.isFinite(h.at) ? ` (held since ${new Date(h.at).toISOString()})` : '';
+  const folder = `in the folder "${foreignText(dir, 200)}"${since}`;
+  if (how === 'foreign') {
+    return new GatewayError(
+      'STORAGE',
+      `the outbox is in use by pid ${h.pid} on host "${foreignText(h.host, 64)}", ${folder}: one process at a time may use an outbox folder, and this host cannot tell whether that one still runs; if it does not, remove ${quote(path.basename(file), 40)} from the folder`,
+    );
+  }
+  return new GatewayError('STORAGE', `the outbox is in use by another process (pid ${h.pid}), ${folder}: one process at a time may use an outbox folder; stop that process, or give this one a folder of its own`);
+}
+
+const inUseHere = (folder: string) => new GatewayError('STORAGE', `the outbox is in use by this process already, in the folder "${foreignText(folder, 200)}": one outbox per folder`);
+
+/** Creates `file` with `text`, exclusively: false when it exists. */
+async function createExclusive(dir: string, file: string, text: string, token: string): Promise<boolean> {
+  const tmp = path.join(dir, `lock-new.${token}`);
+  await fsp.writeFile(tmp, text);
+  try {
+    await fsp.link(tmp, file);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
+    return createWx(file, text); // no hard links here (FAT)
+  } finally {
+    await fsp.unlink(tmp).catch(() => undefined);
+  }
+}
+
+async function createWx(file: string, text: string): Promise<boolean> {
+  let fh: fsp.FileHandle;
+  try {
+    fh = await fsp.open(file, 'wx');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+  try {
+    await fh.writeFile(text);
+  } finally {
+    await fh.close();
+  }
+  return true;
+}
+
+export class FolderLock {
+  private released = false;
+
+  private constructor(
+    readonly dir: string,
+    readonly generation: number,
+    readonly holder: LockHolder,
+  ) {}
+
+  /** Takes the folder (which must exist) for this process, or throws STORAGE naming the holder. */
+  static async acquire(folder: string): Promise<FolderLock> {
+    const self: LockHolder = {
+      pid: process.pid, host: os.hostname(), boot: await readText('/proc/sys/kernel/random/boot_id'), start: await processStart('self'), at: Date.now(), token: randomBytes(12).toString('hex'),
+    };
+    const dir = await fsp.realpath(folder);
+    // Reserved at once (no await between the check and the set): two opens here race no further.
+    if (heldHere.has(dir)) throw inUseHere(folder);
+    heldHere.set(dir, self.token);
+    try {
+      return await FolderLock.take(dir, folder, self);
+    } catch (err) {
+      heldHere.delete(dir);
+      throw err;
+    }
+  }
+
+  private static async take(dir: string, folder: string, self: LockHolder): Promise<FolderLock> {
+    for (let round = 0; round < ROUNDS; round++) {
+      const next = await FolderLock.nextGeneration(dir, folder, self);
+      if (next === undefined) continue;
+      if (!(await createExclusive(dir, path.join(dir, `lock.${next}`), JSON.stringify(self), self.token))) continue;
+      if ((await generations(dir))[0]! > next) {
+        // An old view: a number removed by a later winner, created again. Lost.
+        await fsp.unlink(path.join(dir, `lock.${next}`)).catch(() => undefined);
+        continue;
+      }
+      await FolderLock.tidy(dir, next);
+      return new FolderLock(dir, next, self);
+    }
+    throw new GatewayError('STORAGE', `the outbox could not take its folder "${foreignText(folder, 200)}": other processes keep taking it`);
+  }
+
+  /** The generation to create (the highest is free or stale), undefined to look again; throws when held. */
+  private static async nextGeneration(dir: string, folder: string, self: LockHolder): Promise<number | undefined> {
+    const top = (await generations(dir))[0];
+    if (top === undefined) return 1;
+    const file = path.join(dir, `lock.${top}`);
+    const read = await readLock(file);
+    if (read === 'gone') return undefined;
+    if (read === 'torn') {
+      const st = await fsp.stat(file).catch(() => undefined);
+      if (st && Date.now() - st.mtimeMs < TORN_MS) {
+        await sleep(100); // being written ('wx', no hard links)
+        return undefined;
+      }
+      return top + 1;
+    }
+    if ('free' in read) return top + 1;
+    const how = await judge(read, self);
+    if (how !== 'stale') throw refused(folder, file, read, how);
+    return top + 1;
+  }
+
+  /** Removes the lower lock files, and new-lock files a crash left. */
+  private static async tidy(dir: string, top: number): Promise<void> {
+    const now = Date.now();
+    for (const n of await fsp.readdir(dir)) {
+      const m = LOCK.exec(n);
+      const file = path.join(dir, n);
+      if (m && Number(m[1]) < top) await fsp.unlink(file).catch(() => undefined);
+      else if (NEW.test(n)) {
+        const st = await fsp.stat(file).catch(() => undefined);
+        if (st && now - st.mtimeMs > 60_000) await fsp.unlink(file).catch(() => undefined);
+      }
+    }
+  }
+
+  /** As a killed process leaves it: nothing written, the lock file stays (a test plays several lives in one process). */
+  abandon(): void {
+    this.released = true;
+    if (heldHere.get(this.dir) === this.holder.token) heldHere.delete(this.dir);
+  }
+
+  /** Gives the folder up: its lock file says free (the number stays, so none is taken twice). */
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    if (heldHere.get(this.dir) === this.holder.token) heldHere.delete(this.dir);
+    const tmp = path.join(this.dir, `lock-new.${this.holder.token}`);
+    try {
+      await fsp.writeFile(tmp, JSON.stringify({ free: true }));
+      await fsp.rename(tmp, path.join(this.dir, `lock.${this.generation}`));
+    } catch {
+      await fsp.unlink(tmp).catch(() => undefined);
+    }
+  }
+}
