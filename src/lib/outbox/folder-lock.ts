@@ -4,7 +4,7 @@
  * runs, two Node-RED instances on one user directory) would each send its entries.
  *
  * The folder's files `lock.<n>` (n a generation): the highest n says who holds the folder,
- * `{pid, host, boot, start, at, token}`, or that it is free (`{free: true}`, left by close).
+ * `{pid, host, boot, start, ns, at, token}`, or that it is free (`{free: true}`, left by close).
  * - Taking it is the exclusive creation of `lock.<n + 1>`, after reading `lock.<n>` free or
  *   stale: written whole to `lock-new.<token>`, then hard-linked to its name (a link fails
  *   when the name exists; where the file system has no hard links, created with 'wx'). Of two
@@ -12,18 +12,21 @@
  * - The winner removes the lower files. A process with an old view could create one of those
  *   numbers again: after creating, a process checks that no higher file exists, else it lost.
  *   The highest file is never removed (close replaces it by a free record), so this holds.
- * - Stale: the holder was on this host (same hostname) and its boot id differs (a reboot),
- *   its pid is not alive (kill(pid, 0): ESRCH), or the pid now runs another process (its
- *   start time in /proc/<pid>/stat differs: a pid reused), or it is our own pid with a token
- *   this process does not hold (a container restarted with the same pid). A holder on another
- *   host cannot be checked: the open is refused, the message says which file to remove.
+ * - Stale, on this host (the same hostname and pid namespace): its boot id differs (a reboot),
+ *   its pid is not alive (kill(pid, 0): ESRCH), the pid now runs another process (its start
+ *   time in /proc/<pid>/stat differs: a pid reused), or it is our own pid with a token this
+ *   process does not hold (a container restarted with the same pid).
+ * - A holder whose pid cannot be checked here (another hostname: a container recreated, or a
+ *   folder shared over the network; or another pid namespace) refreshes its lock file's mtime
+ *   every 5 s: the lock is watched for `watchMs` (30 s), stale when it was not refreshed meanwhile.
+ * - A lock file that cannot be read 10 s after it was written was torn by a crash: stale.
  * - Refused: STORAGE (the outbox cannot be used), naming the folder and the holder's pid.
  */
 import { randomBytes } from 'node:crypto';
 import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { foreignText, GatewayError, quote } from '../common/errors';
+import { foreignText, GatewayError } from '../common/errors';
 
 export interface LockHolder {
   pid: number;
@@ -32,6 +35,8 @@ export interface LockHolder {
   boot?: string;
   /** The holder's start time (clock ticks since boot, /proc/<pid>/stat), where there is one. */
   start?: string;
+  /** The holder's pid namespace (/proc/self/ns/pid), where there is one. */
+  ns?: string;
   /** When it took the folder (ms since the epoch). */
   at: number;
   token: string;
@@ -44,6 +49,14 @@ const NEW = /^lock-new\./;
 /** A lock file that cannot be read this long after it was written was torn by a crash. */
 const TORN_MS = 10_000;
 const ROUNDS = 200;
+/** How often a holder refreshes its lock file's mtime, and how long another host's lock is watched. */
+const REFRESH_MS = 5_000;
+const WATCH_MS = 30_000;
+
+export interface FolderLockOptions {
+  /** How long a lock held from another host or pid namespace is watched for a refresh (default 30 s). */
+  watchMs?: number;
+}
 
 /** Folders this process holds (their real paths), so a second open here is refused too. */
 const heldHere = new Map<string, string>();
@@ -104,10 +117,10 @@ async function generations(dir: string): Promise<number[]> {
   return names.map((n) => LOCK.exec(n)).filter((m): m is RegExpExecArray => !!m).map((m) => Number(m[1])).sort((a, b) => b - a);
 }
 
-/** Whether a holder is stale (see the file's comment); 'foreign' when it is on another host. */
+/** Whether a holder is stale (see the file's comment); 'foreign' when its pid cannot be checked here. */
 async function judge(h: LockHolder, self: LockHolder): Promise<'live' | 'stale' | 'foreign'> {
-  if (h.host !== self.host) return 'foreign';
-  if (h.boot && self.boot && h.boot !== self.boot) return 'stale';
+  if (h.host === self.host && h.boot && self.boot && h.boot !== self.boot) return 'stale';
+  if (h.host !== self.host || (h.ns && self.ns && h.ns !== self.ns)) return 'foreign';
   if (h.pid === process.pid) return [...heldHere.values()].includes(h.token) ? 'live' : 'stale';
   if (!alive(h.pid)) return 'stale';
   if (h.start) {
@@ -117,16 +130,30 @@ async function judge(h: LockHolder, self: LockHolder): Promise<'live' | 'stale' 
   return 'live';
 }
 
-function refused(dir: string, file: string, h: LockHolder, how: 'live' | 'foreign'): GatewayError {
-  const since = Number.isFinite(h.at) ? ` (held since ${new Date(h.at).toISOString()})` : '';
-  const folder = `in the folder "${foreignText(dir, 200)}"${since}`;
-  if (how === 'foreign') {
-    return new GatewayError(
-      'STORAGE',
-      `the outbox is in use by pid ${h.pid} on host "${foreignText(h.host, 64)}", ${folder}: one process at a time may use an outbox folder, and this host cannot tell whether that one still runs; if it does not, remove ${quote(path.basename(file), 40)} from the folder`,
-    );
+/** A lock whose holder cannot be checked, watched for `ms`: 'live' once refreshed, 'stale' if not; undefined when it changed hands. */
+async function watch(file: string, token: string, ms: number): Promise<'live' | 'stale' | undefined> {
+  const first = await fsp.stat(file).catch(() => undefined);
+  if (!first) return undefined;
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    await sleep(Math.min(250, Math.max(1, end - Date.now())));
+    const st = await fsp.stat(file).catch(() => undefined);
+    if (!st || st.ino !== first.ino) return undefined;
+    if (st.mtimeMs !== first.mtimeMs) {
+      const now = await readLock(file);
+      return typeof now === 'object' && 'token' in now && now.token === token ? 'live' : undefined;
+    }
   }
-  return new GatewayError('STORAGE', `the outbox is in use by another process (pid ${h.pid}), ${folder}: one process at a time may use an outbox folder; stop that process, or give this one a folder of its own`);
+  return 'stale';
+}
+
+function refused(dir: string, h: LockHolder, how: 'live' | 'foreign'): GatewayError {
+  const since = Number.isFinite(h.at) ? ` (held since ${new Date(h.at).toISOString()})` : '';
+  const folder = `in the folder "${foreignText(dir, 200)}"${since}: one process at a time may use an outbox folder`;
+  if (how === 'foreign') {
+    return new GatewayError('STORAGE', `the outbox is in use by pid ${h.pid} on host "${foreignText(h.host, 64)}" (it keeps its lock fresh), ${folder}; stop that process, or give this one a folder of its own`);
+  }
+  return new GatewayError('STORAGE', `the outbox is in use by another process (pid ${h.pid}), ${folder}; stop that process, or give this one a folder of its own`);
 }
 
 const inUseHere = (folder: string) => new GatewayError('STORAGE', `the outbox is in use by this process already, in the folder "${foreignText(folder, 200)}": one outbox per folder`);
@@ -166,33 +193,43 @@ async function createWx(file: string, text: string): Promise<boolean> {
 
 export class FolderLock {
   private released = false;
+  private readonly refresh: NodeJS.Timeout;
 
   private constructor(
     readonly dir: string,
     readonly generation: number,
     readonly holder: LockHolder,
-  ) {}
+  ) {
+    // The mtime says "alive" to a process that cannot check the pid (another host or container).
+    const file = path.join(dir, `lock.${generation}`);
+    this.refresh = setInterval(() => {
+      const now = new Date();
+      void fsp.utimes(file, now, now).catch(() => undefined);
+    }, REFRESH_MS);
+    this.refresh.unref();
+  }
 
   /** Takes the folder (which must exist) for this process, or throws STORAGE naming the holder. */
-  static async acquire(folder: string): Promise<FolderLock> {
+  static async acquire(folder: string, options: FolderLockOptions = {}): Promise<FolderLock> {
+    const ns = await fsp.readlink('/proc/self/ns/pid').catch(() => undefined);
     const self: LockHolder = {
-      pid: process.pid, host: os.hostname(), boot: await readText('/proc/sys/kernel/random/boot_id'), start: await processStart('self'), at: Date.now(), token: randomBytes(12).toString('hex'),
+      pid: process.pid, host: os.hostname(), boot: await readText('/proc/sys/kernel/random/boot_id'), start: await processStart('self'), ns, at: Date.now(), token: randomBytes(12).toString('hex'),
     };
     const dir = await fsp.realpath(folder);
     // Reserved at once (no await between the check and the set): two opens here race no further.
     if (heldHere.has(dir)) throw inUseHere(folder);
     heldHere.set(dir, self.token);
     try {
-      return await FolderLock.take(dir, folder, self);
+      return await FolderLock.take(dir, folder, self, options.watchMs ?? WATCH_MS);
     } catch (err) {
       heldHere.delete(dir);
       throw err;
     }
   }
 
-  private static async take(dir: string, folder: string, self: LockHolder): Promise<FolderLock> {
+  private static async take(dir: string, folder: string, self: LockHolder, watchMs: number): Promise<FolderLock> {
     for (let round = 0; round < ROUNDS; round++) {
-      const next = await FolderLock.nextGeneration(dir, folder, self);
+      const next = await FolderLock.nextGeneration(dir, folder, self, watchMs);
       if (next === undefined) continue;
       if (!(await createExclusive(dir, path.join(dir, `lock.${next}`), JSON.stringify(self), self.token))) continue;
       if ((await generations(dir))[0]! > next) {
@@ -207,7 +244,7 @@ export class FolderLock {
   }
 
   /** The generation to create (the highest is free or stale), undefined to look again; throws when held. */
-  private static async nextGeneration(dir: string, folder: string, self: LockHolder): Promise<number | undefined> {
+  private static async nextGeneration(dir: string, folder: string, self: LockHolder, watchMs: number): Promise<number | undefined> {
     const top = (await generations(dir))[0];
     if (top === undefined) return 1;
     const file = path.join(dir, `lock.${top}`);
@@ -222,8 +259,13 @@ export class FolderLock {
       return top + 1;
     }
     if ('free' in read) return top + 1;
-    const how = await judge(read, self);
-    if (how !== 'stale') throw refused(folder, file, read, how);
+    let how: 'live' | 'stale' | 'foreign' | undefined = await judge(read, self);
+    if (how === 'foreign') {
+      how = await watch(file, read.token, watchMs);
+      if (how === undefined) return undefined;
+      if (how === 'live') how = 'foreign';
+    }
+    if (how !== 'stale') throw refused(folder, read, how);
     return top + 1;
   }
 
@@ -244,6 +286,7 @@ export class FolderLock {
   /** As a killed process leaves it: nothing written, the lock file stays (a test plays several lives in one process). */
   abandon(): void {
     this.released = true;
+    clearInterval(this.refresh);
     if (heldHere.get(this.dir) === this.holder.token) heldHere.delete(this.dir);
   }
 
@@ -251,6 +294,7 @@ export class FolderLock {
   async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
+    clearInterval(this.refresh);
     if (heldHere.get(this.dir) === this.holder.token) heldHere.delete(this.dir);
     const tmp = path.join(this.dir, `lock-new.${this.holder.token}`);
     try {

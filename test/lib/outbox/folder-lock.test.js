@@ -4,7 +4,8 @@
  * processes on one folder. A second process is refused (STORAGE, naming the folder and the
  * holder's pid) while the first lives; once the first is SIGKILLed the second takes the
  * folder over and drains it, each message created once at the simulator; a lock left by a
- * dead pid, a pid now running another process or an earlier boot is taken over; of processes
+ * dead pid, a pid now running another process or an earlier boot is taken over; one whose pid
+ * cannot be checked (another host or container) is watched for its refreshes; of processes
  * racing for a stale lock exactly one wins; close gives the folder up.
  */
 const assert = require('node:assert/strict');
@@ -145,15 +146,17 @@ describe('outbox folder lock: one process per folder (issue 45)', function () {
     await ob.close();
   });
 
-  it('a lock left by a dead pid, by a pid that now runs another process, or from an earlier boot is taken over; a live one is not', async function () {
+  it('a lock left by a dead pid, by a pid that now runs another process, from an earlier boot, or unrefreshed from another pid namespace is taken over; a live one is not', async function () {
     const stale = [{ pid: await deadPid(), start: '1' }];
     if (await processStart(process.ppid)) stale.push({ pid: process.ppid, start: 'not-its-start' });
     if (bootId()) stale.push({ pid: process.ppid, start: await processStart(process.ppid), boot: 'an-earlier-boot' });
+    // Another pid namespace (a container): its pid means nothing here; its lock, never refreshed, is stale after the watch.
+    if (fs.existsSync('/proc/self/ns/pid')) stale.push({ pid: process.ppid, start: await processStart(process.ppid), ns: 'pid:[1]' });
     for (const fields of stale) {
       fs.rmSync(dir, { recursive: true, force: true });
       fs.mkdirSync(dir);
       staleLock(dir, fields);
-      const s = new FileOutboxStore(dir);
+      const s = new FileOutboxStore(dir, { lockWatchMs: 1000 });
       await s.open();
       assert.deepEqual(Object.keys(locks(dir)), ['lock.8'], JSON.stringify(fields));
       assert.equal(holders(dir)[0].pid, process.pid);
@@ -166,10 +169,24 @@ describe('outbox folder lock: one process per folder (issue 45)', function () {
     staleLock(dir, { pid: process.ppid, start: await processStart(process.ppid) });
     const err = await refused(new FileOutboxStore(dir).open(), 'STORAGE');
     assert.match(err.message, new RegExp(`pid ${process.ppid}\\b`));
-    // A holder on another host cannot be checked: refused, saying what to remove.
-    staleLock(dir, { pid: 1, host: 'another-box' });
-    const far = await refused(new FileOutboxStore(dir).open(), 'STORAGE');
-    assert.match(far.message, /^the outbox is in use by pid 1 on host "another-box", in the folder .*remove lock\.7 from the folder$/);
+  });
+
+  it('a holder whose pid cannot be checked here (another host or container) is watched: refused while it refreshes its lock, taken over once it stops', async function () {
+    // A real holder, its lock file made to say another host: its refreshes (every 5 s) keep it.
+    const holder = child([LOCK_CHILD, dir, '--now']);
+    await waitUntil(() => opened(holder), 30000, 'the holder holds the folder', () => holder.out);
+    const [name] = Object.keys(locks(dir));
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, JSON.stringify({ ...locks(dir)[name], host: 'another-box' }));
+    const far = await refused(new FileOutboxStore(dir, { lockWatchMs: 20000 }).open(), 'STORAGE');
+    assert.match(far.message, new RegExp(`^the outbox is in use by pid ${holder.child.pid} on host "another-box" \\(it keeps its lock fresh\\), in the folder ".*${path.basename(dir)}"`));
+
+    // Killed: its lock is no longer refreshed, and after the watch it is taken over.
+    await kill(holder);
+    const s = new FileOutboxStore(dir, { lockWatchMs: 2000 });
+    await s.open();
+    assert.deepEqual(holders(dir).map((h) => h.pid), [process.pid]);
+    await s.close();
   });
 
   it('of three processes racing for a stale lock, exactly one wins (five rounds)', async function () {
