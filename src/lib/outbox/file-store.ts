@@ -14,7 +14,8 @@
  *   copied to `log.<generation + 1>` (synced, renamed, the folder synced), and the old
  *   log removed. A crash in between leaves the newest complete log, which open() takes.
  * - One process: open() takes the folder's lock (folder-lock.ts) or fails STORAGE naming the
- *   process that holds it; close() gives it up. Two processes never drain one folder.
+ *   process that holds it; close() gives it up. Two processes never drain one folder: one
+ *   that lost the folder (its lock file gone or another's) writes and sends nothing more.
  * Payloads stay on disk: memory holds each live msg's place in the log, and a mark per
  * entry that is no longer "waiting, never tried".
  */
@@ -245,8 +246,14 @@ export class FileOutboxStore implements OutboxStore {
     }
   }
 
+  /** Whether this process still holds the folder (the drain sends nothing once it lost it). */
+  holds(): boolean {
+    return !this.lock?.lost;
+  }
+
   private write(rec: LogRecord, buf?: Buffer): Promise<void> {
     if (this.closed || !this.fh) return Promise.reject(new GatewayError('STORAGE', 'the outbox store is closed'));
+    if (this.lock?.lost) return Promise.reject(new GatewayError('STORAGE', 'the outbox\'s folder was taken over by another process (its lock file no longer names this one): this process writes and sends nothing more; close and open it again'));
     const framed = buf ?? frame(rec);
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ buf: framed, rec, resolve, reject });

@@ -21,6 +21,8 @@
  *   every 5 s: the lock is watched for `watchMs` (30 s), stale when it was not refreshed meanwhile.
  * - A lock file that cannot be read 10 s after it was written was torn by a crash: stale.
  * - Refused: STORAGE (the outbox cannot be used), naming the folder and the holder's pid.
+ * - A holder whose lock file is gone or names another holder (removed by hand, or taken over
+ *   after a stall longer than the watch) has lost the folder: `lost`, seen at its next refresh.
  */
 import { randomBytes } from 'node:crypto';
 import * as fsp from 'node:fs/promises';
@@ -194,6 +196,8 @@ async function createWx(file: string, text: string): Promise<boolean> {
 export class FolderLock {
   private released = false;
   private readonly refresh: NodeJS.Timeout;
+  /** The lock file no longer names this holder (removed, or taken over as stale): stop writing. */
+  lost = false;
 
   private constructor(
     readonly dir: string,
@@ -202,11 +206,20 @@ export class FolderLock {
   ) {
     // The mtime says "alive" to a process that cannot check the pid (another host or container).
     const file = path.join(dir, `lock.${generation}`);
-    this.refresh = setInterval(() => {
-      const now = new Date();
-      void fsp.utimes(file, now, now).catch(() => undefined);
-    }, REFRESH_MS);
+    this.refresh = setInterval(() => void this.beat(file), REFRESH_MS);
     this.refresh.unref();
+  }
+
+  private async beat(file: string): Promise<void> {
+    const now = await readLock(file).catch(() => undefined);
+    if (this.released) return;
+    if (now === 'gone' || (typeof now === 'object' && !('free' in now) && now.token !== this.holder.token)) {
+      this.lost = true;
+      clearInterval(this.refresh);
+      return;
+    }
+    const t = new Date();
+    await fsp.utimes(file, t, t).catch(() => undefined);
   }
 
   /** Takes the folder (which must exist) for this process, or throws STORAGE naming the holder. */

@@ -6,7 +6,8 @@
  * folder over and drains it, each message created once at the simulator; a lock left by a
  * dead pid, a pid now running another process or an earlier boot is taken over; one whose pid
  * cannot be checked (another host or container) is watched for its refreshes; of processes
- * racing for a stale lock exactly one wins; close gives the folder up.
+ * racing for a stale lock exactly one wins; close gives the folder up; a holder whose lock
+ * was taken from it writes and sends nothing more.
  */
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
@@ -17,6 +18,7 @@ const { startSimulator, TerminalClient } = require('../../..');
 const { FileOutboxStore } = require('../../../dist/lib/outbox/file-store');
 const { processStart } = require('../../../dist/lib/outbox/folder-lock');
 const { waitUntil } = require('../../helpers/wait');
+const { FakeGateway, openOutbox, entries } = require('./fake-gateway');
 const { refused } = require('../../helpers/clients');
 
 const LOCK_CHILD = path.join(__dirname, '../../helpers/outbox-lock-child.js');
@@ -187,6 +189,23 @@ describe('outbox folder lock: one process per folder (issue 45)', function () {
     await s.open();
     assert.deepEqual(holders(dir).map((h) => h.pid), [process.pid]);
     await s.close();
+  });
+
+  it('a holder whose lock file no longer names it (removed by hand, taken over) writes and sends nothing more', async function () {
+    const gw = new FakeGateway();
+    gw.mode = 'down';
+    const ob = await openOutbox(dir, gw, { backoffMs: { first: 50, max: 200 } });
+    await ob.accept('m1', {}, entries(2));
+    await waitUntil(() => gw.calls.length >= 1, 30000, 'a send tried while the link is down');
+    for (const name of Object.keys(locks(dir))) fs.unlinkSync(path.join(dir, name));
+    await waitUntil(() => !ob.store.holds(), 30000, 'the lost lock seen at a refresh (every 5 s)');
+    const calls = gw.calls.length;
+    gw.mode = 'ok';
+    await waitUntil(() => /taken over by another process/.test(ob.state().problem ?? ''), 30000, 'the state saying why nothing goes', () => JSON.stringify(ob.state()));
+    assert.equal(gw.calls.length, calls, 'no request after the lock was lost');
+    assert.equal(gw.created.size, 0);
+    await assert.rejects(ob.accept('m2', {}, entries(1)), (err) => err.code === 'STORAGE' && /taken over/.test(err.message));
+    await ob.close();
   });
 
   it('of three processes racing for a stale lock, exactly one wins (five rounds)', async function () {
