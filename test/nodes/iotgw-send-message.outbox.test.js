@@ -6,13 +6,14 @@
  * msg, each created once), a reply lost after the gateway created the message is reconciled
  * (never sent twice), a restart emits the outcomes of msgs accepted before, msg.ttl and
  * msg.priority are checked, TTL and both whenFull policies end entries with their codes, and
- * a folder that cannot be written is STORAGE at input.
+ * a folder that cannot be written is STORAGE at input, and so is a folder in use by another process.
  */
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
+const { spawn } = require('node:child_process');
 const { openOutboxes } = require('../../dist/lib/node-red/outbox-registry');
-const { userDirPerTest, simulatorPerTest, helper, load, until, collect, sendMessageNode, nodeFlow } = require('../helpers/harness');
+const { userDirPerTest, simulatorPerTest, helper, load, until, collect, sendMessageNode, nodeFlow, logged } = require('../helpers/harness');
 
 const DEST = '01000001SKYA001';
 const raw = (i) => Buffer.from([128, 1, i & 255, (i >> 8) & 255]).toString('base64');
@@ -177,6 +178,35 @@ describe('iotgw-send-message: the outbox', function () {
     await until(() => waiting() === 50, 30000, 'all 50 acknowledged');
     assert.equal(store.syncs - syncs0, 2, '50 msgs in 2 syncs');
     assert.ok(logText().includes(raw(1049)));
+  });
+
+  it('a folder in use by another process: the status and a logged error say so, each msg ends with STORAGE, nothing sent', async function () {
+    const folder = path.join(userDir, 'iotgw-outbox', 'edge');
+    fs.mkdirSync(folder, { recursive: true });
+    const holder = spawn(process.execPath, [path.join(__dirname, '../helpers/outbox-lock-child.js'), folder, '--now'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    try {
+      let out = '';
+      holder.stdout.on('data', (d) => (out += d));
+      await until(() => /^held$/m.test(out), 30000, 'another process holding the folder', () => out);
+      const status = { id: 'st', type: 'status', scope: ['send'], wires: [['stat']] };
+      const n = await load(nodeFlow(sim, sendMessageNode({ outbox: 'on', outboxName: 'edge' }), { outs: ['ok', 'bad'], extra: [status, { id: 'stat', type: 'helper' }] }));
+      const caught = collect(n.get('caught'));
+      const stat = collect(n.get('stat'));
+      const inUse = new RegExp(`^(STORAGE: )?the outbox is in use by another process \\(pid ${holder.pid}\\)`);
+      for (let i = 0; i < 2; i++) n.get('send').receive({ payload: { DestinationID: DEST, RawPayload: raw(20 + i) }, i });
+      await until(() => caught.length === 2, 30000, 'both msgs ending with the error');
+      for (const c of caught) {
+        assert.equal(c.error.source.id, 'send');
+        assert.match(c.error.message, /^STORAGE: /);
+        assert.match(c.error.message, inUse);
+      }
+      assert.ok(stat.some((m) => m.status.fill === 'red' && inUse.test(m.status.text)), JSON.stringify(stat.map((m) => m.status)));
+      assert.ok(logged('send').some((t) => /could not be opened: the outbox is in use by another process/.test(t)), JSON.stringify(logged('send')));
+      assert.equal(created(), 0);
+      assert.equal(logText().includes(raw(20)), false, 'nothing kept');
+    } finally {
+      holder.kill('SIGKILL');
+    }
   });
 
   it('a user directory whose outbox folder cannot be written: STORAGE at input', async function () {

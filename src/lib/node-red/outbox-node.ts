@@ -19,7 +19,9 @@
  * - A msg accepted before a restart or a redeploy (or by a node since deleted) has no done()
  *   any more: its outcome is node.send() (errors node.error(err, msg), which Catch nodes see)
  *   from the msg's JSON properties as accepted.
- * - Status: `outbox: 1,204 waiting, oldest 38 min` (red while the account is refused).
+ * - Status: `outbox: 1,204 waiting, oldest 38 min` (red while the account is refused). An
+ *   outbox that cannot be opened (its folder in use by another process, STORAGE) turns the
+ *   status red and is logged as an error once; every msg then ends with done(err).
  */
 import type { Node, NodeAPI, NodeMessage, NodeMessageInFlow } from 'node-red';
 import { GatewayError, badInput, toGatewayError } from '../common/errors';
@@ -160,7 +162,11 @@ class OutboxNodeRunner implements OutboxUser {
     this.shared = acquireOutbox(this.settings, this, userDir).shared;
     this.shared.opened.then(
       () => this.onState(this.shared.outbox.state()),
-      (e: unknown) => this.node.status({ fill: 'red', shape: 'ring', text: toGatewayError(e).message.slice(0, 80) }),
+      (e: unknown) => {
+        // E.g. the folder in use by another process: said once here, and by each msg's done(err).
+        const err = this.notOpened(e);
+        this.node.error(`the outbox "${this.settings.name}" could not be opened: ${err.message}; each msg ends with this error until it can (redeploy)`);
+      },
     );
     this.node.on('input', (m: NodeMessageInFlow, send, done) => {
       const msg = m as Msg;
@@ -195,6 +201,13 @@ class OutboxNodeRunner implements OutboxUser {
 
   onWarning(message: string): void {
     this.node.warn(message);
+  }
+
+  /** The outbox could not be opened: the status says why (red), the error is returned. */
+  private notOpened(e: unknown): GatewayError {
+    const err = toGatewayError(e);
+    this.node.status({ fill: 'red', shape: 'ring', text: err.message.slice(0, 80) });
+    return err;
   }
 
   private show(): void {
@@ -236,7 +249,9 @@ class OutboxNodeRunner implements OutboxUser {
         this.warnedDropped = true;
         this.node.warn(`the outbox keeps a msg's JSON properties only: ${dropped.slice(0, 5).map((d) => `msg.${d}`).join(', ')} not kept (outputs after a restart go without them)`);
       }
-      await this.shared.opened;
+      await this.shared.opened.catch((e: unknown) => {
+        throw this.notOpened(e);
+      });
       const ob = this.shared.outbox;
       const accepted = ob.accept(String(msg._msgid ?? ''), json, entries, opts).then((receipt) => {
         // A fleet's instance that does not drain: the instance that sends it emits its outcome.

@@ -13,24 +13,20 @@
  *   the live part (and 1 MiB), or the file would pass `limitBytes`, the live records are
  *   copied to `log.<generation + 1>` (synced, renamed, the folder synced), and the old
  *   log removed. A crash in between leaves the newest complete log, which open() takes.
+ * - One process: open() takes the folder's lock (folder-lock.ts) or fails STORAGE naming the
+ *   process that holds it; close() gives it up. Two processes never drain one folder: one
+ *   that lost the folder (its lock file gone or another's) writes and sends nothing more.
  * Payloads stay on disk: memory holds each live msg's place in the log, and a mark per
  * entry that is no longer "waiting, never tried".
  */
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { GatewayError } from '../common/errors';
+import { FolderLock } from './folder-lock';
+import { outboxStorageError, syncDir, type StoreFs } from './store-fs';
 import { frame, frameBody, HEADER, LogScanner } from './log';
 import { acceptBody, acceptRest, entryId, headOf, keyOf, LogState, parse, type LogRecord } from './log-state';
 import type { AcceptedMsg, EntryOutcome, JsonObject, JsonValue, OpenedStore, OutboxEntry, OutboxStore, SendAttempt, StoredMsg, StoreFigures } from './types';
-
-/** What the store needs of node:fs/promises (tests inject failures here). */
-export interface StoreFs {
-  mkdir: typeof fsp.mkdir;
-  readdir: (dir: string) => Promise<string[]>;
-  open: typeof fsp.open;
-  rename: typeof fsp.rename;
-  unlink: typeof fsp.unlink;
-}
 
 export interface FileStoreOptions {
   /** Compact before the log file would pass this size (the outbox's maxBytes). */
@@ -38,6 +34,8 @@ export interface FileStoreOptions {
   /** Dead bytes below this never start a compaction. Default 1 MiB. */
   compactMinBytes?: number;
   fs?: StoreFs;
+  /** How long a lock held from another host or container is watched for a refresh (folder-lock.ts; 30 s). */
+  lockWatchMs?: number;
 }
 
 const LOG = /^log\.(\d{1,15})$/;
@@ -48,14 +46,6 @@ interface Pending {
   rec: LogRecord;
   resolve: () => void;
   reject: (err: unknown) => void;
-}
-
-/** An fs failure as STORAGE, naming the error code only (its message holds the path). */
-export function outboxStorageError(err: unknown, what: string): GatewayError {
-  if (err instanceof GatewayError) return err;
-  const code = (err as NodeJS.ErrnoException)?.code;
-  const c = typeof code === 'string' && /^E[A-Z]+$/.test(code) ? ` (${code})` : '';
-  return new GatewayError('STORAGE', `the outbox could not ${what}${c}; nothing of this msg was kept`, { cause: err });
 }
 
 export class FileOutboxStore implements OutboxStore {
@@ -73,6 +63,7 @@ export class FileOutboxStore implements OutboxStore {
   private compacting?: Promise<void>;
   private reading = 0;
   private flushRunning = false;
+  private lock?: FolderLock;
 
   constructor(readonly dir: string, private readonly options: FileStoreOptions = {}) {
     this.fs = options.fs ?? (fsp as unknown as StoreFs);
@@ -92,6 +83,7 @@ export class FileOutboxStore implements OutboxStore {
   async openEach(onMsg: (msg: StoredMsg, entries: OutboxEntry[]) => void): Promise<Pick<OpenedStore, 'nextSeq' | 'lost'>> {
     try {
       await this.fs.mkdir(this.dir, { recursive: true });
+      this.lock = await FolderLock.acquire(this.dir, { watchMs: this.options.lockWatchMs }); // one process at a time (folder-lock.ts)
       const names = await this.fs.readdir(this.dir);
       const gens = names.map((n) => LOG.exec(n)).filter((m): m is RegExpExecArray => !!m).map((m) => Number(m[1])).sort((a, b) => b - a);
       this.generation = gens[0] ?? 0;
@@ -106,6 +98,8 @@ export class FileOutboxStore implements OutboxStore {
     } catch (err) {
       await this.fh?.close().catch(() => undefined);
       this.fh = undefined;
+      await this.lock?.release();
+      this.lock = undefined;
       throw outboxStorageError(err, 'open its folder');
     }
   }
@@ -173,6 +167,13 @@ export class FileOutboxStore implements OutboxStore {
     await this.flushing;
     await this.fh?.close().catch(() => undefined);
     this.fh = undefined;
+    await this.lock?.release();
+    this.lock = undefined;
+  }
+
+  /** @internal Tests: this "process" dies here; its folder's lock is left as a kill leaves it (stale). */
+  abandonLock(): void {
+    this.lock?.abandon();
   }
 
   private logPath(gen: number): string {
@@ -247,8 +248,14 @@ export class FileOutboxStore implements OutboxStore {
     }
   }
 
+  /** Whether this process still holds the folder (the drain sends nothing once it lost it). */
+  holds(): boolean {
+    return !this.lock?.lost;
+  }
+
   private write(rec: LogRecord, buf?: Buffer): Promise<void> {
     if (this.closed || !this.fh) return Promise.reject(new GatewayError('STORAGE', 'the outbox store is closed'));
+    if (this.lock?.lost) return Promise.reject(new GatewayError('STORAGE', 'the outbox\'s folder was taken over by another process (its lock file no longer names this one): this process writes and sends nothing more; close and open it again'));
     const framed = buf ?? frame(rec);
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ buf: framed, rec, resolve, reject });
@@ -384,17 +391,4 @@ export class FileOutboxStore implements OutboxStore {
 
 const NO_ENTRY = { k: 'message', i: null, p: 0, x: 0 } as const;
 
-async function syncDir(fs: StoreFs, dir: string): Promise<void> {
-  try {
-    const d = await fs.open(dir, 'r');
-    try {
-      await d.sync();
-    } finally {
-      await d.close();
-    }
-  } catch {
-    /* some file systems cannot sync a folder: the rename is still atomic */
-  }
-}
-
-export { entryId };
+export { entryId, outboxStorageError, type StoreFs };

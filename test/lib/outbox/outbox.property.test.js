@@ -71,6 +71,7 @@ async function run(commands) {
     else if (c.do === 'wait') await new Promise((r) => setTimeout(r, c.ms));
     else {
       gen.life.dead = true;
+      gen.ob.store.abandonLock(); // its lock stays, stale: the next life (same pid, another token) takes it over
       for (const fh of gen.life.handles) await fh.close().catch(() => undefined); // the system closes a dead process's files
       pending = []; // they never end: that process is gone
       gen = generation(dir, gw, outcomes);
