@@ -15,8 +15,9 @@
  * An entry with no match is `absent` (it may be sent again) only once the gateway's own clock
  * is `settleSeconds` past the attempt (seen in the feed's records, or `ServerUTC` of
  * info/service asked before the feed is read, so the read covers that time) and our clock is
- * too, less the skew (`sentAfterUtc` is an estimate that errs early: it never cuts the settle
- * time short); else `not-yet`.
+ * too, less the skew, past the attempt's start and its call's end (`sentAfterUtc` is an
+ * estimate that errs early, and a request held in the account's limiter or by a slow link
+ * leaves or arrives late: neither cuts the settle time short); else `not-yet`.
  * A reconciliation is a few GET calls, never one per entry.
  *
  * Mode messages (`terminal/mode`) are to-mobile messages like any other: they reconcile the
@@ -52,6 +53,8 @@ export interface LostAttempt {
   sentAfterUtc: string;
   /** Local ms. */
   startedAt: number;
+  /** When the call ended without an answer (local ms), when known: the settle time counts from the later of the two. */
+  endedAt?: number;
   entries: SentEntry[];
 }
 
@@ -207,7 +210,8 @@ export async function reconcile(api: ReconcileGet, attempt: LostAttempt, opts: R
   const now = opts.now ?? Date.now;
   const settledAt = sentSec + Math.max(0, opts.settleSeconds);
   // Our clock first: the settle time may be over only once it is past it too (less the skew).
-  const mayBeSettled = now() - attempt.startedAt >= opts.settleSeconds * 1000 - opts.skewSeconds * 1000;
+  const since = Math.max(attempt.startedAt, attempt.endedAt ?? -Infinity);
+  const mayBeSettled = now() - since >= opts.settleSeconds * 1000 - opts.skewSeconds * 1000;
   // ServerUTC then (only when the settle time may be over): the feed read after it covers that time.
   const server = mayBeSettled ? await serverSec(api) : -Infinity;
   const scan = await scanFeed(api, opts.statusPath ?? TERMINAL_PATHS.statusUpdates, fromSec, opts.maxPages ?? 20);
