@@ -23,7 +23,7 @@
  *   (the simulator's message IDs rise in the order the msgs were accepted);
  * - each input msg ended exactly once (output 1; none on output 2, none caught), or once more
  *   across a kill that came between its outcome and the record of it (the same msg.outbox.key in
- *   consecutive lives; at most one such per kill: docs/nodes.md), none EXPIRED
+ *   a later life; at most one such per kill: docs/nodes.md), none EXPIRED
  *   (every TTL, 3600 s, had time);
  * - the account's limits were never passed: the simulator's own throttling counter is 0 (its
  *   injected 429s are not counted there).
