@@ -23,7 +23,7 @@
  *   (the simulator's message IDs rise in the order the msgs were accepted);
  * - each input msg ended exactly once (output 1; none on output 2, none caught), or once more
  *   across a kill that came between its outcome and the record of it (the same msg.outbox.key in
- *   consecutive lives; at most one such per kill: docs/nodes.md), none EXPIRED
+ *   a later life; at most one such per kill: docs/nodes.md), none EXPIRED
  *   (every TTL, 3600 s, had time);
  * - the account's limits were never passed: the simulator's own throttling counter is 0 (its
  *   injected 429s are not counted there).
@@ -152,10 +152,7 @@ describe(`outbox chaos (issue 45): ${ENTRIES} entries, ${KILLS} SIGKILLs, link d
     await sim.close();
   });
 
-  // KNOWN DEFECT, issue 45 (open): a fresh-clone CI run of d74b580 saw two entries created twice
-  // (c96[0], c106[0]) after a kill; two runs before passed. Skipped (mocha counts it pending, .ci/run
-  // prints it as skipped, never as passed) until the double send is found; run it with it.skip -> it.
-  it.skip('KNOWN DEFECT (issue 45): each entry created once, in order per destination and priority, each msg ended once (an outcome at most once more across a kill), none expired, the limits kept', async function () {
+  it('each entry created once, in order per destination and priority, each msg ended once (an outcome at most once more across a kill), none expired, the limits kept', async function () {
     const random = rng(SEED + 1);
     const dests = demoTerminals(sim, DESTINATIONS, true);
     const offline = demoTerminals(sim, 4, false);

@@ -16,6 +16,8 @@ interface UnknownGroup {
   attempt: SendAttempt;
   entries: OutboxEntry[];
   askAt: number;
+  /** When its call ended without an answer, or (found 'sending' at open) the open's time: local ms, the reconciler's `unknownSince`. */
+  since?: number;
 }
 
 type Loaded = OutboxEntry & { item: JsonValue };
@@ -61,10 +63,10 @@ export class Drain {
 
   constructor(private readonly ob: DrainHost) {}
 
-  addUnknown(attempt: SendAttempt, entries: OutboxEntry[], askAt = 0): void {
+  addUnknown(attempt: SendAttempt, entries: OutboxEntry[], askAt = 0, since?: number): void {
     const g = this.unknown.get(attempt.id);
     if (g) g.entries.push(...entries);
-    else this.unknown.set(attempt.id, { attempt, entries, askAt });
+    else this.unknown.set(attempt.id, { attempt, entries, askAt, ...(since === undefined ? {} : { since }) });
   }
 
   unknownCount(): number {
@@ -204,21 +206,22 @@ export class Drain {
         reason = o.reason;
       } else ends.push({ entry, outcome: endOf(o, at) });
     });
-    await this.record(ends, retry, attempt);
-    if (unknown.length) this.addUnknown(attempt, unknown, this.ob.now() + this.reconcileEvery());
+    await this.record(ends, retry, attempt, at);
+    if (unknown.length) this.addUnknown(attempt, unknown, this.ob.now() + this.reconcileEvery(), at);
     if (retry.length || unknown.length) this.backoff(reason, retryAfter);
     else this.succeeded();
   }
 
-  private async record(ends: End[], back: OutboxEntry[], attempt: SendAttempt): Promise<void> {
+  /** `since`: when the attempt's call ended (what cannot be recorded is reconciled as of then). */
+  private async record(ends: End[], back: OutboxEntry[], attempt: SendAttempt, since?: number): Promise<void> {
     const [endDone, backDone] = await Promise.allSettled([
       ends.length ? this.ob.store.end(ends.map((x) => ({ id: x.entry.id, outcome: x.outcome }))) : undefined,
       back.length ? this.ob.store.backToWaiting(back.map((e) => e.id)) : undefined,
     ]);
     if (endDone.status === 'fulfilled') this.ob.ended(ends);
-    else this.addUnknown(attempt, ends.map((x) => x.entry), this.ob.now() + this.reconcileEvery());
+    else this.addUnknown(attempt, ends.map((x) => x.entry), this.ob.now() + this.reconcileEvery(), since);
     if (backDone.status === 'fulfilled') this.ob.requeue(back);
-    else this.addUnknown(attempt, back, this.ob.now() + this.reconcileEvery());
+    else this.addUnknown(attempt, back, this.ob.now() + this.reconcileEvery(), since);
     if (endDone.status === 'rejected' || backDone.status === 'rejected') this.problem = 'the outbox store cannot be written';
   }
 
@@ -226,7 +229,7 @@ export class Drain {
     let outcomes: ReconcileOutcome[];
     try {
       const loaded = await this.load(g.entries);
-      outcomes = await this.ob.options.reconciler.reconcile(g.attempt, loaded);
+      outcomes = await this.ob.options.reconciler.reconcile(g.attempt, loaded, g.since === undefined ? {} : { unknownSince: g.since });
     } catch (err) {
       this.problem = `reconciling a send whose outcome is unknown: ${reasonOf(err)}`;
       outcomes = [];
@@ -246,8 +249,8 @@ export class Drain {
       }
     });
     this.unknown.delete(g.attempt.id);
-    if (pending.length) this.addUnknown(g.attempt, pending, this.ob.now() + askAfter);
-    await this.record(ends, absent, g.attempt);
+    if (pending.length) this.addUnknown(g.attempt, pending, this.ob.now() + askAfter, g.since);
+    await this.record(ends, absent, g.attempt, g.since);
     this.ob.changed();
   }
 

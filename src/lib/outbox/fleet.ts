@@ -61,7 +61,8 @@ export function adopt(ob: FleetHost, m: StoredMsg, entries: OutboxEntry[]): bool
     if (phase === ENDED) ob.table.open.set(first, ob.table.open.get(first) - 1);
     else ob.live.entries++;
     if (phase === WAITING) ob.queue.insert(slot);
-    else if (e.state.phase === 'sending') ob.drain.addUnknown(e.state.attempt, [e]);
+    // Its request may have been in flight until the process that sent it died (or, in a fleet, until now).
+    else if (e.state.phase === 'sending') ob.drain.addUnknown(e.state.attempt, [e], 0, ob.now());
   });
   return true;
 }

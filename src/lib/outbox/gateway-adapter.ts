@@ -15,7 +15,7 @@
 import { formatUtcSeconds } from '../feed/time';
 import { DEFAULT_RECONCILE, accountGet, modeEntryBody, reconcile, reconcileCancels, type Found, type LostAttempt, type ReconcileOptions, type SentEntry } from './reconcile';
 import { encodeMultiple, fromJsonItem, type SenderContext } from './gateway-sender';
-import type { JsonValue, OutboxEntry, OutboxReconciler, ReconcileOutcome, SendAttempt } from './types';
+import type { JsonValue, OutboxEntry, OutboxReconciler, ReconcileContext, ReconcileOutcome, SendAttempt } from './types';
 
 type Loaded = OutboxEntry & { item: JsonValue };
 type Body = SentEntry['body'];
@@ -53,7 +53,7 @@ export interface GatewayReconcilerOptions {
 export class GatewayReconciler implements OutboxReconciler {
   constructor(private readonly o: GatewayReconcilerOptions) {}
 
-  async reconcile(attempt: SendAttempt, entries: Loaded[]): Promise<ReconcileOutcome[]> {
+  async reconcile(attempt: SendAttempt, entries: Loaded[], context: ReconcileContext = {}): Promise<ReconcileOutcome[]> {
     const g = this.o.context();
     if (!g) return entries.map(() => ({ result: 'not-yet' }));
     const get = accountGet(g, this.o.signal);
@@ -61,7 +61,7 @@ export class GatewayReconciler implements OutboxReconciler {
     const opts = { ...DEFAULT_RECONCILE, ...this.o.reconcile };
     const sentAfterUtc = attempt.gatewayTime ?? formatUtcSeconds(Math.floor(attempt.startedAt / 1000) - opts.skewSeconds);
     const sent = entries.map(sentOf);
-    const lost: LostAttempt = { sentAfterUtc, startedAt: attempt.startedAt, entries: sent.flat() };
+    const lost: LostAttempt = { sentAfterUtc, startedAt: attempt.startedAt, endedAt: context.unknownSince, entries: sent.flat() };
     const found = await reconcile(get, lost, opts);
     // A `multiple` entry's gatewayId is its destinations' IDs, as the sender gives them.
     return entries.map((e, i) => outcomeOf(sent[i]!.map((s) => found.get(s.key)), e.kind === 'multiple'));

@@ -16,12 +16,18 @@
  * - a per-entry ErrorID: `rejected`, with the catalogue's name.
  *
  * `gatewayTime()`: the gateway's clock just before a send, for the reconciliation's feed
- * read. `ServerUTC` of info/service (one INFO call, cached ten minutes) gives the offset of
- * the gateway's clock from ours; the time given is ours plus that offset, less one second
- * (ServerUTC has one-second resolution, so the estimate errs early, which the feed read
- * allows). When info/service answers without a usable ServerUTC the local clock is used
- * (the reconciliation allows a few seconds of skew); when the link is down the call fails
- * and the batch waits, nothing recorded.
+ * read. `ServerUTC` of info/service (one INFO call) gives the offset of the gateway's clock
+ * from ours, taken against our clock when the reply came: the gateway read its clock at some
+ * moment of the call, never after the reply, so the offset errs early however long the call
+ * took (taken against the call's start, a call held 8 s by a 429's retries or a busy link made
+ * the gateway's clock look 8 s ahead, and the feed read after a lost reply began after the
+ * message's creation: it was sent again, issue 45's chaos run). The offset is kept ten minutes
+ * when the call took at most 2 s; one from a slower call (it errs early by up to the call's
+ * time) a minute, so a busy moment's estimate is soon replaced, at one INFO call a minute on a
+ * link that is always slow. The time given is ours plus that offset, less one second (ServerUTC has one-second resolution).
+ * When info/service answers without a usable ServerUTC the local clock is used (the
+ * reconciliation allows a few seconds of skew); when the link is down the call fails and the
+ * batch waits, nothing recorded.
  *
  * Items are kept JSON-safe: a bigint (UserMessageID, a cancel's message ID, an int64
  * field value) is stored as `{"$int64": "<decimal>"}` and revived before the request.
@@ -107,6 +113,10 @@ function ofMultiple(list: Array<Named<SubmitResult>>): SendOutcome {
   return { result: 'accepted', gatewayId: encodeMultiple(each) };
 }
 
+/** The offset of an info/service call slower than SLOW_CLOCK_CALL_MS is kept SLOW_CLOCK_TTL_MS only (see the file's comment). */
+const SLOW_CLOCK_CALL_MS = 2000;
+const SLOW_CLOCK_TTL_MS = 60_000;
+
 const NEVER_LEFT = new Set(['refused', 'refused-loopback', 'dns', 'unreachable', 'tls']);
 
 /** What a failed send means for its entries (see the file's comment). */
@@ -142,12 +152,12 @@ export interface GatewaySenderOptions {
   onAuth?: (problem: string | undefined) => void;
   /** Aborts calls in flight when the outbox closes. */
   signal?: AbortSignal;
-  /** How long ServerUTC's offset is trusted (ms). Default 10 min. */
+  /** How long ServerUTC's offset is trusted (ms). Default 10 min (at most a minute when info/service took over 2 s). */
   clockTtlMs?: number;
 }
 
 export class GatewaySender implements OutboxSender {
-  private clock?: { offsetMs: number; at: number };
+  private clock?: { offsetMs: number; at: number; ttlMs: number };
   private authProblem = false;
 
   constructor(private readonly o: GatewaySenderOptions) {}
@@ -159,21 +169,28 @@ export class GatewaySender implements OutboxSender {
   }
 
   async gatewayTime(): Promise<string | undefined> {
-    const now = Date.now();
-    if (!this.clock || now - this.clock.at > (this.o.clockTtlMs ?? 600_000)) {
+    const started = Date.now();
+    let clock = this.clock;
+    if (!clock || started - clock.at > clock.ttlMs) {
       let offsetMs = 0;
+      let tookMs = 0;
       try {
         const res = await gatewayGet(this.ctx(), 'info/service', {}, { signal: this.o.signal });
+        const replied = Date.now();
+        tookMs = replied - started;
         const sec = parseUtcSeconds((res.body as { ServerUTC?: unknown } | null)?.ServerUTC);
-        if (sec !== undefined) offsetMs = sec * 1000 - now;
+        // Against the reply's moment, never the call's start: the estimate errs early (see the file's comment).
+        if (sec !== undefined) offsetMs = sec * 1000 - replied;
       } catch (e) {
         const err = toGatewayError(e);
         // The link is down: nothing is recorded, the batch waits. Any other answer: the local clock.
         if (err.code === 'NETWORK' || err.code === 'TIMEOUT' || err.code === 'RATE_LIMITED') throw err;
       }
-      this.clock = { offsetMs, at: now };
+      const ttlMs = this.o.clockTtlMs ?? 600_000;
+      clock = { offsetMs, at: started, ttlMs: tookMs <= SLOW_CLOCK_CALL_MS ? ttlMs : Math.min(ttlMs, SLOW_CLOCK_TTL_MS) };
+      this.clock = clock;
     }
-    return formatUtcSeconds(Math.floor((Date.now() + this.clock.offsetMs) / 1000) - 1);
+    return formatUtcSeconds(Math.floor((Date.now() + clock.offsetMs) / 1000) - 1);
   }
 
   async send(batch: SendBatch): Promise<SendOutcome[]> {

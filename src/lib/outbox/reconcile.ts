@@ -14,7 +14,10 @@
  *
  * An entry with no match is `absent` (it may be sent again) only once the gateway's own clock
  * is `settleSeconds` past the attempt (seen in the feed's records, or `ServerUTC` of
- * info/service asked before the feed is read, so the read covers that time); else `not-yet`.
+ * info/service asked before the feed is read, so the read covers that time) and our clock is
+ * too, less the skew, past the attempt's start and its call's end (`sentAfterUtc` is an
+ * estimate that errs early, and a request held in the account's limiter or by a slow link
+ * leaves or arrives late: neither cuts the settle time short); else `not-yet`.
  * A reconciliation is a few GET calls, never one per entry.
  *
  * Mode messages (`terminal/mode`) are to-mobile messages like any other: they reconcile the
@@ -50,6 +53,8 @@ export interface LostAttempt {
   sentAfterUtc: string;
   /** Local ms. */
   startedAt: number;
+  /** When the call ended without an answer (local ms), when known: the settle time counts from the later of the two. */
+  endedAt?: number;
   entries: SentEntry[];
 }
 
@@ -204,10 +209,13 @@ export async function reconcile(api: ReconcileGet, attempt: LostAttempt, opts: R
   const fromSec = sentSec - Math.max(0, opts.skewSeconds);
   const now = opts.now ?? Date.now;
   const settledAt = sentSec + Math.max(0, opts.settleSeconds);
-  // ServerUTC first (only when the settle time may be over): the feed read after it covers that time.
-  const server = now() - attempt.startedAt >= opts.settleSeconds * 1000 - opts.skewSeconds * 1000 ? await serverSec(api) : -Infinity;
+  // Our clock first: the settle time may be over only once it is past it too (less the skew).
+  const since = Math.max(attempt.startedAt, attempt.endedAt ?? -Infinity);
+  const mayBeSettled = now() - since >= opts.settleSeconds * 1000 - opts.skewSeconds * 1000;
+  // ServerUTC then (only when the settle time may be over): the feed read after it covers that time.
+  const server = mayBeSettled ? await serverSec(api) : -Infinity;
   const scan = await scanFeed(api, opts.statusPath ?? TERMINAL_PATHS.statusUpdates, fromSec, opts.maxPages ?? 20);
-  const settled = Math.max(server, scan.latestSec) >= settledAt;
+  const settled = mayBeSettled && Math.max(server, scan.latestSec) >= settledAt;
   const messages = (await fetchMessages(api, [...scan.ids]))
     .map((m) => readMessage(m, fromSec))
     .filter((m): m is GatewayMessage => m !== undefined)

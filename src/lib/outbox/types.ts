@@ -231,9 +231,19 @@ export type ReconcileOutcome =
   | { result: 'absent' }
   | { result: 'not-yet'; retryAfterMs?: number };
 
+/** What the drain knows of an unknown send besides its attempt. */
+export interface ReconcileContext {
+  /**
+   * When the call ended without an answer (local ms): a request may have left (or reached the
+   * gateway) until then, so the settle time counts from it too. For a send found 'sending' at
+   * open (the process died during it, or another instance of a fleet held it) the open's time.
+   */
+  unknownSince?: number;
+}
+
 export interface OutboxReconciler {
   /** One outcome per entry, in order. A throw counts as `not-yet` for all. */
-  reconcile(attempt: SendAttempt, entries: Array<OutboxEntry & { item: JsonValue }>): Promise<ReconcileOutcome[]>;
+  reconcile(attempt: SendAttempt, entries: Array<OutboxEntry & { item: JsonValue }>, context?: ReconcileContext): Promise<ReconcileOutcome[]>;
 }
 
 export type WhenFull = 'reject' | 'drop-oldest';

@@ -177,6 +177,29 @@ describe('outbox engine (issue 45)', function () {
     assert.equal(ob.outcomes[0].entries[0].attempts, 2);
   });
 
+  it('the reconciler is told when an unknown send\'s call ended (the settle time counts from it): its end, or the open\'s time after a restart', async function () {
+    const gw = new FakeGateway();
+    const seen = [];
+    let answer = [{ result: 'not-yet' }];
+    const reconciler = { reconcile: async (attempt, list, context) => (seen.push({ attempt, context }), answer) };
+    const slowUnknown = { send: (batch) => new Promise((r) => setTimeout(r, 300)).then(() => batch.entries.map(() => ({ result: 'unknown', reason: 'TIMEOUT' }))) };
+    const dir = tmpDir();
+    const ob = await start(gw, { sender: slowUnknown, reconciler }, undefined, dir);
+    await ob.accept('m1', {}, entries(1));
+    await waitUntil(() => seen.length > 0, 30000, 'a reconciliation');
+    const [{ attempt, context }] = seen;
+    assert.ok(context?.unknownSince >= attempt.startedAt + 250, `unknownSince ${context?.unknownSince - attempt.startedAt} ms after the start: the call's end`);
+    await ob.close();
+    // A restart finds it sending: the request may have been in flight until the process died.
+    const opening = Date.now();
+    seen.length = 0;
+    answer = [{ result: 'absent' }];
+    const again = await start(gw, { sender: gw.sender('ok'), reconciler }, undefined, dir);
+    await waitUntil(() => again.outcomes.length === 1, 30000, 'the outcome after the restart');
+    assert.equal(seen[0].attempt.id, attempt.id, 'the same attempt, found at open');
+    assert.ok(seen[0].context?.unknownSince >= opening, 'after a restart: the open\'s time');
+  });
+
   it('a restart finds every state: waiting sent, sending reconciled, ended-not-emitted emitted once with the msg as accepted', async function () {
     const dir = tmpDir();
     const store = new FileOutboxStore(dir);

@@ -2,9 +2,11 @@
 /**
  * Outbox reconciliation (issue 45, real-services.md "Outbox reconciliation"), against the
  * simulator over loopback: a send whose reply was lost after it arrived is found with the
- * gateway's ID; one refused before it arrived is not-yet until the gateway's clock is past the
- * settle time, then absent; identical entries are told apart by count; 150 entries of one lost
- * call take a few GET calls; mode messages reconcile as the others; lost cancels are read back.
+ * gateway's ID; one refused before it arrived is not-yet until the gateway's clock (and ours,
+ * from the call's end: an attempt's time that errs early, a call that ended late, never cut it
+ * short) is past the settle time, then absent;
+ * identical entries are told apart by count; 150 entries of one lost call take a few GET calls;
+ * mode messages reconcile as the others; lost cancels are read back.
  */
 const assert = require('node:assert/strict');
 const { waitUntil } = require('../../helpers/wait');
@@ -70,6 +72,33 @@ describe('outbox reconciliation (issue 45)', function () {
     assert.deepEqual((await reconcile(api, attempt, OPTS)).get('a'), { state: 'not-yet' });
     assert.deepEqual((await reconcile(api, attempt, later(60))).get('a'), { state: 'absent' });
     assert.equal(sim.terminal.creations.total, 0);
+  });
+
+  it("an attempt's gateway time that errs early never cuts the settle time short: not-yet until our clock is past it too", async function () {
+    sim.server.link.refuse();
+    const { attempt, outcome } = await lostSend('submit/messages', [{ DestinationID: DEST, RawPayload: raw(9) }], [entry('a', [9])]);
+    assert.equal(outcome, 'ECONNREFUSED');
+    await sim.server.link.up();
+    // The gateway time estimated 40 s early (an info/service call that took that long), and the
+    // feed has a record of now: the gateway's clock is past that time by the settle time, ours is not.
+    attempt.sentAfterUtc = formatUtc(Math.floor(sim.terminal.now() / 1000) - 40);
+    await fetch(`${sim.url}/api/v1.0/submit/messages`, { method: 'POST', headers: HEADERS, body: JSON.stringify([{ DestinationID: DEST, RawPayload: raw(10) }]) });
+    assert.deepEqual((await reconcile(api, attempt, OPTS)).get('a'), { state: 'not-yet' });
+    assert.deepEqual((await reconcile(api, attempt, later(60))).get('a'), { state: 'absent' });
+  });
+
+  it('a send whose call ended a minute after it started (held in the account\'s limiter, a slow link): the settle time counts from the call\'s end', async function () {
+    sim.server.link.refuse();
+    const { attempt, outcome } = await lostSend('submit/messages', [{ DestinationID: DEST, RawPayload: raw(11) }], [entry('a', [11])]);
+    assert.equal(outcome, 'ECONNREFUSED');
+    await sim.server.link.up();
+    // Started (and its gateway time read) a minute ago, the call ended now without an answer.
+    attempt.startedAt = Date.now() - 60_000;
+    attempt.sentAfterUtc = formatUtc(Math.floor(sim.terminal.now() / 1000) - 61);
+    attempt.endedAt = Date.now();
+    await fetch(`${sim.url}/api/v1.0/submit/messages`, { method: 'POST', headers: HEADERS, body: JSON.stringify([{ DestinationID: DEST, RawPayload: raw(12) }]) });
+    assert.deepEqual((await reconcile(api, attempt, OPTS)).get('a'), { state: 'not-yet' });
+    assert.deepEqual((await reconcile(api, attempt, later(60))).get('a'), { state: 'absent' });
   });
 
   it('identical entries are told apart by count: one created is one found (the first) and one absent; two created, both found, earliest first', async function () {
