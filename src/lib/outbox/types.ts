@@ -185,6 +185,16 @@ export interface OutboxStore {
   holds?(): boolean;
   onLease?(listener: (held: boolean) => void): () => void;
   openAfter?(seq: number): Promise<OpenedStore>;
+  /** Optional (a fleet's store): its figures and oldest entry not ended, read now (the status of an instance that does not drain). */
+  summary?(): Promise<StoreSummary>;
+}
+
+/** What a fleet's outbox holds, as read from its store now. */
+export interface StoreSummary {
+  entries: number;
+  bytes: number;
+  /** Acceptance time of the oldest entry not ended (absent: none). */
+  oldestAt?: number;
 }
 
 /** One batch handed to the sender: entries of one kind, in order, with their items. */

@@ -5,8 +5,9 @@
  * drains; msgs accepted by the other are sent by the holder once and their outcomes emitted
  * once, there; when the holder's connection is cut during a send whose reply never comes,
  * the other takes the lease, reconciles that send and drains the rest, nothing twice; a
- * non-holder never ends EXPIRED an entry the holder sent; a holder that stalled after the
- * mark and lost the lease lets no request leave.
+ * non-holder never ends EXPIRED an entry the holder sent, and its state follows what the
+ * fleet's outbox holds; a holder that stalled after the mark and lost the lease lets no
+ * request leave.
  */
 const assert = require('node:assert/strict');
 const { describeRedis } = require('../../helpers/redis');
@@ -111,7 +112,7 @@ describeRedis('outbox in a fleet (issue 45, real redis-server)', function (ctx) 
     await waitUntil(() => a.calls.length > before && late.length === 1, 30000, 'A sends, and hangs', { detail: () => `calls ${JSON.stringify(a.calls)}, ${before} before the hang` });
     assert.ok(!drains(b), 'B only accepted so far');
     a.conn.client.disconnect(); // A is cut off from Redis (as if dead)
-    await waitUntil(() => b.outcomes.length + a.outcomes.length - 10 === 20, 60000, () => `the other twenty through B (${b.outcomes.length})`);
+    await waitUntil(() => b.outcomes.length + a.outcomes.length - 10 === 20, 60000, 'the other twenty through B', { detail: () => `${b.outcomes.length} on B` });
     await waitUntil(() => !a.st.holds() && !drains(a), 30000, 'A knows it lost the lease');
     late.splice(0).forEach((reply) => reply()); // the gateway's reply reaches A at last
     await new Promise((r) => setTimeout(r, 500));
@@ -126,6 +127,29 @@ describeRedis('outbox in a fleet (issue 45, real redis-server)', function (ctx) 
     void a.close().then(() => (closed = true));
     await waitUntil(() => closed, 30000, 'the cut instance closes');
     assert.equal(a.outcomes.length, 10, 'A emitted nothing after the cut');
+  });
+
+  it('the state of an instance that does not drain follows the fleet\'s outbox (what waits, the oldest), read from Redis: its status and account status', async function () {
+    let link = 'down';
+    const a = instance('a', { sender: gw.sender(() => link) });
+    await a.open();
+    await waitUntil(() => drains(a), 30000, 'A holds the lease and drains');
+    const b = instance('b');
+    const states = [];
+    b.on('state', (s) => states.push(s));
+    await b.open();
+    const last = () => states[states.length - 1];
+    const t0 = Date.now();
+    await accept(a, 0, 2); // accepted on the holder: B never took part
+    await accept(a, 1, 1);
+    await waitUntil(() => last()?.waiting === 3 && last().oldestAt !== undefined, 30000, 'B\'s state says 3 waiting and the oldest', { detail: () => JSON.stringify(last()) });
+    assert.ok(last().oldestAt >= t0 - 5 && last().oldestAt <= Date.now(), 'the oldest is when the first was accepted');
+    assert.ok(last().bytes > 0);
+    assert.deepEqual(b.state(), last(), 'state() says the same');
+    link = 'ok';
+    await waitUntil(() => a.outcomes.length === 2, 30000, 'A drains');
+    await waitUntil(() => last()?.waiting === 0 && last().oldestAt === undefined, 30000, 'B\'s state follows: empty', { detail: () => JSON.stringify(last()) });
+    assert.ok(!drains(b));
   });
 
   it('an instance that does not hold the lease never ends EXPIRED an entry that the holder sent', async function () {
