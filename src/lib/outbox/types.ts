@@ -265,6 +265,12 @@ export interface OutboxOptions {
   reconcileEveryMs?: number;
   /** A fleet's store (fleet.ts): how often the drainer reads what other instances accepted (ms). Default 1000. */
   refreshMs?: number;
+  /**
+   * Optional: hands a msg's outcome to whoever takes it, before the 'outcome' event. False: no
+   * one can now (the Node-RED nodes on the outbox are closing): it is neither emitted nor
+   * forgotten, and the next open of the outbox emits it.
+   */
+  deliver?: (o: MsgOutcome) => boolean;
   /** The clock (tests). */
   now?: () => number;
 }
