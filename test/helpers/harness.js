@@ -60,6 +60,17 @@ function load(flow, credentials = { gw: DEMO_CREDS }, extraNodes = []) {
 }
 
 /**
+ * Deploys `flow` again on the runtime `load` started, as the editor's Deploy does (`type`
+ * 'nodes': Modified Nodes, the editor's default, so only the nodes whose config changed are
+ * closed and started again; 'full': all of them). Resolves once the changed nodes closed; they
+ * start just after (wait for the new node: `helper.getNode(id)` is another object).
+ */
+async function redeploy(flow, type = 'nodes') {
+  const nodes = [{ id: 'flow', type: 'tab', label: 'test' }, ...flow.map((n) => (CONFIG_TYPES.has(n.type) || n.z ? n : { z: 'flow', ...n }))];
+  await helper._redNodes.setFlows(nodes, {}, type);
+}
+
+/**
  * Loads examples/<file> as Node-RED would import it, with the core nodes `core` as well:
  * `configure(c)` sees each node first (to point a config node at the test's simulator, or to
  * check it); inline credentials then go to the runtime's credentials; debug nodes become
@@ -250,4 +261,4 @@ function logged(id, level = 20) {
     .map((e) => String(e.msg));
 }
 
-module.exports = { userDirPerTest, logged, loadExample, recordWarnings, recordStatuses, simulatorPerTest, simulatorPerSuite, useRuntime, helper, startSimulator, gatewayNode, modeNode, sendMessageNode, messagePollerNode, nodeFlow, load, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };
+module.exports = { userDirPerTest, logged, loadExample, recordWarnings, recordStatuses, simulatorPerTest, simulatorPerSuite, useRuntime, helper, startSimulator, gatewayNode, modeNode, sendMessageNode, messagePollerNode, nodeFlow, load, redeploy, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };

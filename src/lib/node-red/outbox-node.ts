@@ -16,9 +16,12 @@
  *   outbox (`deliver`), with `msg.outbox = {key, acceptedAt, sentAt, attempts}`; or done(err)
  *   for entries that ended EXPIRED, OUTBOX_FULL or failed (`err.entries` lists them,
  *   `msg.results` has what the others gave).
- * - A msg accepted before a restart or a redeploy (or by a node since deleted) has no done()
- *   any more: its outcome is node.send() (errors node.error(err, msg), which Catch nodes see)
- *   from the msg's JSON properties as accepted.
+ * - A msg accepted before a restart or a redeploy (or by a node since deleted, or by another
+ *   instance of a fleet) ends through the node that has the outbox when its outcome comes: the
+ *   msg rebuilt from its JSON properties as accepted comes in again (node.receive, known by
+ *   `replays`, never accepted again) and ends as a msg does: outputs and done() (a Complete
+ *   node sees it), or done(err) (a Catch node). A redeploy or a stop does not end the msgs that
+ *   wait (their done() is left: the node that has the outbox next ends them, once).
  * - Status: `outbox: 1,204 waiting, oldest 38 min` (red while the account is refused). An
  *   outbox that cannot be opened (its folder in use by another process, STORAGE) turns the
  *   status red and is logged as an error once; every msg then ends with done(err).
@@ -137,6 +140,9 @@ export function runWithOutbox(RED: NodeAPI, node: Node, type: string, settings: 
 
 class OutboxNodeRunner implements OutboxUser {
   private readonly pending = new Map<string, Pending>();
+  /** Msgs this node sends itself to end an outcome it did not follow (see the file's comment). */
+  private readonly replays = new WeakMap<object, MsgOutcome>();
+  private isClosing = false;
   private chain: Promise<void> = Promise.resolve();
   /** Accepts handed to a store that groups them, not resolved yet (close waits for them). */
   private readonly accepting = new Set<Promise<void>>();
@@ -156,6 +162,7 @@ class OutboxNodeRunner implements OutboxUser {
 
   gw = (): GatewayNode | undefined => (this.account instanceof GatewayError ? undefined : this.account);
   owns = (key: string): boolean => this.pending.has(key);
+  closing = (): boolean => this.isClosing;
 
   start(): void {
     const userDir = (this.RED.settings as { userDir?: string }).userDir ?? process.cwd();
@@ -170,6 +177,11 @@ class OutboxNodeRunner implements OutboxUser {
     );
     this.node.on('input', (m: NodeMessageInFlow, send, done) => {
       const msg = m as Msg;
+      const replay = this.replays.get(m);
+      if (replay) {
+        this.replays.delete(m);
+        return this.finish(replay, msg, { msg, send, done });
+      }
       this.chain = this.chain.then(() => this.take(msg, { msg, send, done }));
     });
     this.node.on('close', (removed: boolean, done: () => void) => this.close(removed, done));
@@ -184,8 +196,10 @@ class OutboxNodeRunner implements OutboxUser {
   onOutcome(o: MsgOutcome, owned: boolean): void {
     const p = owned ? this.pending.get(o.key) : undefined;
     this.pending.delete(o.key);
-    const msg = (p?.msg ?? { ...(o.json ?? {}), _msgid: (o.json?._msgid as string) ?? this.RED.util.generateId() }) as Msg;
-    this.finish(o, msg, p);
+    if (p) return this.finish(o, p.msg, p);
+    const msg = { ...(o.json ?? {}), _msgid: (o.json?._msgid as string) ?? this.RED.util.generateId() } as Msg;
+    this.replays.set(msg, o);
+    this.node.receive(msg as NodeMessage);
   }
 
   /** Another instance drains now: it emits the outcomes of the msgs this node followed; they end here (no output). */
@@ -216,19 +230,17 @@ class OutboxNodeRunner implements OutboxUser {
     this.node.status({ fill: this.authProblem ? 'red' : s.problem ? 'yellow' : 'green', shape: s.waiting ? 'ring' : 'dot', text: outboxStatusText(this.RED, this.type, s) });
   }
 
-  private finish(o: MsgOutcome, msg: Msg, p: Pending | undefined): void {
+  private finish(o: MsgOutcome, msg: Msg, p: Pending): void {
     msg.outbox = outboxInfo(o);
     const err = outcomeError(o);
     if (err) {
       const bad = o.entries.filter((e) => BAD_END.has(e.outcome.result));
       (err as GatewayError & { entries?: unknown }).entries = bad.map((e) => ({ id: e.id, kind: e.kind, outcome: e.outcome, results: this.spec.describe(e) }));
       msg.results = o.entries.filter((e) => !BAD_END.has(e.outcome.result)).flatMap((e) => this.spec.describe(e));
-      if (p) p.done(err);
-      else this.node.error(err, msg);
+      p.done(err);
       return;
     }
     const out = this.spec.deliver(msg, o.entries);
-    if (!p) return this.node.send(out);
     p.send(out);
     p.done();
   }
@@ -256,7 +268,7 @@ class OutboxNodeRunner implements OutboxUser {
       const accepted = ob.accept(String(msg._msgid ?? ''), json, entries, opts).then((receipt) => {
         // A fleet's instance that does not drain: the instance that sends it emits its outcome.
         if (receipt.standby) p.done();
-        else this.pending.set(receipt.key, p);
+        else if (!this.isClosing) this.pending.set(receipt.key, p); // accepted while closing: left open, as the others
       });
       if (ob.groupsAccepts()) {
         const settled = accepted.catch((e: unknown) => this.refused(msg, p, e));
@@ -276,11 +288,13 @@ class OutboxNodeRunner implements OutboxUser {
     p.done(err);
   }
 
-  /** Msgs waiting for their outcome end here (no output): the node that opens this outbox next sends their outcomes. */
+  /** Msgs waiting for their outcome are left open (not ended here): the node that has this outbox next ends them. */
   private close(removed: boolean, done: () => void): void {
+    this.isClosing = true;
+    this.pending.clear();
     void this.chain.then(async () => {
+      // Accepts still being synced end as they come: refused with done(err), or accepted and left open as the others.
       await Promise.allSettled([...this.accepting]);
-      for (const p of this.pending.values()) p.done();
       this.pending.clear();
       const waiting = this.shared.outbox.state().waiting;
       const { last } = await releaseOutbox(this.shared, this);

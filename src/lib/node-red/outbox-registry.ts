@@ -42,6 +42,8 @@ export interface OutboxUser {
   onWarning(message: string): void;
   /** A fleet: this instance no longer drains the outbox (the msgs it follows end on another instance, which emits their outcomes). */
   onHandover?(): void;
+  /** Closing (a redeploy or a stop): it takes no outcome any more. */
+  closing?(): boolean;
 }
 
 export interface SharedOutbox {
@@ -139,6 +141,19 @@ function reporterOf(shared: SharedOutbox, counted: { sent: HourCounter; expired:
 
 const watchOf = (u: User): AccountWatch | undefined => u.gw()?.account?.watch;
 
+/**
+ * A msg's outcome to the node that follows it, else to the newest node on the outbox that is not
+ * closing; false when every node is closing (a send's reply that came during a redeploy): the
+ * engine then keeps it, and the node that opens the outbox next gives it.
+ */
+function deliver(shared: SharedOutbox, o: MsgOutcome): boolean {
+  const owner = shared.users.find((u) => u.owns(o.key));
+  const user = owner ?? [...shared.users].reverse().find((u) => !u.closing?.());
+  if (!user) return false;
+  user.onOutcome(o, owner !== undefined);
+  return true;
+}
+
 function open(settings: OutboxSettings, first: User, userDir: string, wait: Promise<void> | undefined): SharedOutbox {
   const abort = new AbortController();
   const shared = { name: settings.name, users: [first], abort } as unknown as SharedOutbox;
@@ -161,6 +176,7 @@ function open(settings: OutboxSettings, first: User, userDir: string, wait: Prom
     maxBytes: settings.maxBytes,
     whenFull: settings.whenFull,
     batchMax: Math.max(1, Math.min(100, gw?.settings?.maxBatchSize ?? 100)),
+    deliver: (o) => deliver(shared, o),
   });
   shared.outbox = outbox;
   const counted = { sent: new HourCounter(), expired: new HourCounter() };
@@ -171,11 +187,6 @@ function open(settings: OutboxSettings, first: User, userDir: string, wait: Prom
       if (r === 'EXPIRED') counted.expired.add(e.outcome.at);
       else if (r !== 'OUTBOX_FULL') counted.sent.add(e.outcome.at);
     }
-  });
-  outbox.on('outcome', (o) => {
-    const owner = shared.users.find((u) => u.owns(o.key));
-    const user = owner ?? shared.users[shared.users.length - 1];
-    user?.onOutcome(o, owner !== undefined);
   });
   outbox.on('state', (s) => shared.users.forEach((u) => u.onState(s)));
   outbox.on('warning', (w) => shared.users[0]?.onWarning(w.message));

@@ -20,11 +20,14 @@
  * - Outcomes: the instance that sends a msg's entries emits its outcome (from the msg's
  *   JSON as accepted, through its node with that outboxName). An instance that has no such
  *   node has no engine for the outbox and never takes its lease.
+ * - Seen: an instance that does not drain shows the fleet's outbox as Redis holds it (entries
+ *   not ended, bytes, the oldest), read every `refreshMs` while it does not drain (one short
+ *   script, `summary`), so its status and account status follow the queue the holder drains.
  */
 import { Drain, type DrainHost } from './drain';
 import { SendQueue } from './queue';
 import { ENDED, EntryTable, OUT, WAITING } from './table';
-import type { AcceptedMsg, AcceptReceipt, OpenedStore, OutboxEntry, OutboxState, OutboxStore, StoredMsg } from './types';
+import type { AcceptedMsg, AcceptReceipt, OpenedStore, OutboxEntry, OutboxState, OutboxStore, StoredMsg, StoreSummary } from './types';
 
 /** What the fleet uses of its Outbox (an interface, so the two files import no circle). */
 export interface FleetHost extends DrainHost {
@@ -90,6 +93,9 @@ export class Fleet {
   readonly own = new Map<string, number>();
   private steps: Promise<void> = Promise.resolve();
   private timer?: NodeJS.Timeout;
+  /** Not draining: the store's summary as last read, and the timer of the next read. */
+  private seen?: StoreSummary;
+  private watchTimer?: NodeJS.Timeout;
   private unsubscribe?: () => void;
   private closed = false;
 
@@ -102,6 +108,7 @@ export class Fleet {
     this.unsubscribe = this.store.onLease((held) => this.step(held ? () => this.gain() : () => this.lose()));
     await this.store.join();
     if (this.store.holds()) this.step(() => this.gain());
+    else this.watch(0);
     this.ob.changed();
   }
 
@@ -110,12 +117,15 @@ export class Fleet {
     this.active = false;
     this.gen++;
     clearTimeout(this.timer);
+    clearTimeout(this.watchTimer);
     this.unsubscribe?.();
   }
 
   /** Accepted by an instance that does not drain: in the store only. */
   async acceptOnly(msg: AcceptedMsg, list: OutboxEntry[]): Promise<AcceptReceipt> {
     await this.store.accept(msg, list);
+    const f = this.store.figures();
+    if (this.seen) this.seen = { entries: f.entries, bytes: f.bytes, oldestAt: Math.min(this.seen.oldestAt ?? Infinity, msg.acceptedAt) };
     this.ob.changed();
     return { key: msg.key, ids: msg.entryIds, standby: true };
   }
@@ -136,10 +146,27 @@ export class Fleet {
     return true;
   }
 
-  /** Not draining: the fleet's figures as the store last saw them. */
+  /** Not draining: the fleet's outbox as last read from the store (summary), else its figures of the last call. */
   state(): OutboxState {
-    const f = this.store.figures();
-    return { outbox: this.ob.name, waiting: f.entries, unknown: 0, bytes: f.bytes, phase: 'idle' };
+    const f = this.seen ?? this.store.figures();
+    return { outbox: this.ob.name, waiting: f.entries, unknown: 0, bytes: f.bytes, ...(this.seen?.oldestAt !== undefined ? { oldestAt: this.seen.oldestAt } : {}), phase: 'idle' };
+  }
+
+  /** While this instance does not drain: the store's summary read after `ms`, then every refresh (a failed read keeps the last). */
+  private watch(ms: number): void {
+    clearTimeout(this.watchTimer);
+    if (this.active || this.closed || !this.store.summary) return;
+    this.watchTimer = setTimeout(() => {
+      void this.store.summary!().then(
+        (s) => {
+          const was = this.seen;
+          this.seen = s;
+          if (!was || was.entries !== s.entries || was.bytes !== s.bytes || was.oldestAt !== s.oldestAt) this.ob.changed();
+        },
+        () => undefined,
+      ).finally(() => this.watch(this.every()));
+    }, ms);
+    this.watchTimer.unref();
   }
 
   /** Lease changes and reads, one at a time, in order. */
@@ -159,6 +186,8 @@ export class Fleet {
     this.readThrough = found.nextSeq - 1;
     this.active = true;
     this.gen++;
+    clearTimeout(this.watchTimer);
+    this.seen = undefined;
     this.ob.started(found.lost);
     this.ob.emit('lease', true);
     this.later();
@@ -172,6 +201,7 @@ export class Fleet {
     this.own.clear();
     await this.reset();
     this.readThrough = 0;
+    this.watch(0);
     if (!this.closed) this.ob.emit('lease', false);
   }
 

@@ -328,7 +328,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
     const read = Promise.all([this.store.msgJson(key).catch(() => undefined), this.store.load(entries.map((e) => e.id)).catch(() => new Map<string, JsonValue>())]);
     const emitted = read.then(async ([json, items]) => {
       await before;
-      this.emitNow({
+      return this.emitNow({
         outbox: this.name, key, msgId, json, acceptedAt,
         entries: entries.map((e) => ({
           id: e.id, kind: e.kind, item: items.get(e.id), outcome: (e.state as { outcome: EntryOutcome }).outcome, attempts: e.attempts, acceptedAt: e.acceptedAt,
@@ -336,8 +336,12 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
         })),
       });
     });
-    this.lastEmitted = emitted.catch(() => undefined);
-    await emitted;
+    this.lastEmitted = emitted.then(() => undefined, () => undefined);
+    if (!(await emitted)) {
+      const now = t.byKey.get(key); // not taken: left in the store, the next open emits it
+      if (now !== undefined) t.emitted.set(now, 0);
+      return;
+    }
     try {
       await this.store.forget([key]);
     } catch {
@@ -346,13 +350,16 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
     if (this.table === t) this.forgotten(key, bytes);
   }
 
-  private emitNow(outcome: MsgOutcome): void {
+  /** False when `options.deliver` says no one can take it now (then it is not emitted). */
+  private emitNow(outcome: MsgOutcome): boolean {
     if (outcome.json === undefined) this.warn(`the msg ${outcome.key} of the outbox ended, but its properties could not be read: its outcome carries none`);
     try {
+      if (this.options.deliver && !this.options.deliver(outcome)) return false;
       this.emit('outcome', outcome);
     } catch (err) {
       this.warn(`an outcome listener threw (${(err as Error)?.name ?? 'an error'}); the outbox goes on`);
     }
+    return true;
   }
 
   /** A msg's slots freed (the table compacted when mostly free: no slot is held across an await). */

@@ -191,6 +191,16 @@ export interface OutboxStore {
   holds?(): boolean;
   onLease?(listener: (held: boolean) => void): () => void;
   openAfter?(seq: number): Promise<OpenedStore>;
+  /** Optional (a fleet's store): its figures and oldest entry not ended, read now (the status of an instance that does not drain). */
+  summary?(): Promise<StoreSummary>;
+}
+
+/** What a fleet's outbox holds, as read from its store now. */
+export interface StoreSummary {
+  entries: number;
+  bytes: number;
+  /** Acceptance time of the oldest entry not ended (absent: none). */
+  oldestAt?: number;
 }
 
 /** One batch handed to the sender: entries of one kind, in order, with their items. */
@@ -271,6 +281,12 @@ export interface OutboxOptions {
   reconcileEveryMs?: number;
   /** A fleet's store (fleet.ts): how often the drainer reads what other instances accepted (ms). Default 1000. */
   refreshMs?: number;
+  /**
+   * Optional: hands a msg's outcome to whoever takes it, before the 'outcome' event. False: no
+   * one can now (the Node-RED nodes on the outbox are closing): it is neither emitted nor
+   * forgotten, and the next open of the outbox emits it.
+   */
+  deliver?: (o: MsgOutcome) => boolean;
   /** The clock (tests). */
   now?: () => number;
 }

@@ -5,8 +5,9 @@
  * drains; msgs accepted by the other are sent by the holder once and their outcomes emitted
  * once, there; when the holder's connection is cut during a send whose reply never comes,
  * the other takes the lease, reconciles that send and drains the rest, nothing twice; a
- * non-holder never ends EXPIRED an entry the holder sent; a holder that stalled after the
- * mark and lost the lease lets no request leave.
+ * non-holder never ends EXPIRED an entry the holder sent, and its state follows what the
+ * fleet's outbox holds; a holder that stalled after the mark and lost the lease lets no
+ * request leave.
  */
 const assert = require('node:assert/strict');
 const { describeRedis } = require('../../helpers/redis');
@@ -88,11 +89,16 @@ describeRedis('outbox in a fleet (issue 45, real redis-server)', function (ctx) 
     for (const t of fromB) assert.ok(byTopic.get(t).entries.every((e) => e.outcome.result === 'accepted'), `${t} accepted on B, its outcome from its JSON on A`);
   });
 
-  // KNOWN DEFECT, issue 45 (open): timed out in 2 of about 8 runs here ("A sends, and hangs"), once in a
-  // fresh-clone CI run of d74b580. Skipped (counted pending, never passed) until the cause is found.
-  it.skip('KNOWN DEFECT (issue 45): the holder\'s connection cut during a send whose reply never comes: the other instance takes the lease, reconciles that send and drains the rest, nothing twice', async function () {
+  // Skipped until 2026-11-27 as a KNOWN DEFECT of issue 45 ("A sends, and hangs" timed out in about
+  // half the runs): the test's set-up, not the outbox. It waited for more than 5 gateway calls, so it
+  // assumed the first ten msgs went in 5 batches or more; the holder batches what waits (B's msgs are
+  // read every refresh), 3 or 4 batches as often, and then the one hung send made 4 or 5 calls.
+  it('the holder\'s connection cut during a send whose reply never comes: the other instance takes the lease, reconciles that send and drains the rest, nothing twice; the reply that comes late to the cut instance ends nothing again', async function () {
     let hang = false;
-    const a = instance('a', { sender: { send: (batch) => (hang ? gw.sender('ok').send(batch).then(() => new Promise(() => {})) : gw.sender('ok').send(batch)) } });
+    const late = [];
+    const a = instance('a', {
+      sender: { send: (batch) => (hang ? gw.sender('ok').send(batch).then((out) => new Promise((r) => late.push(() => r(out)))) : gw.sender('ok').send(batch)) },
+    });
     await a.open();
     await waitUntil(() => drains(a), 30000, 'A holds the lease and drains');
     const b = instance('b');
@@ -100,12 +106,15 @@ describeRedis('outbox in a fleet (issue 45, real redis-server)', function (ctx) 
     const items = [];
     for (let i = 0; i < 10; i++) items.push(...(await accept(i % 2 ? b : a, i, 2)));
     await waitUntil(() => a.outcomes.length === 10, 30000, 'the first ten through A');
-    hang = true; // the next send reaches the gateway (created), its reply never comes
+    const before = a.calls.length; // every entry so far ended: no send in flight
+    hang = true; // the next send reaches the gateway (created), its reply does not come
     for (let i = 10; i < 30; i++) items.push(...(await accept(i % 2 ? b : a, i, 2)));
-    await waitUntil(() => a.calls.length > 5, 30000, 'A sends, and hangs');
+    await waitUntil(() => a.calls.length > before && late.length === 1, 30000, 'A sends, and hangs', { detail: () => `calls ${JSON.stringify(a.calls)}, ${before} before the hang` });
     assert.ok(!drains(b), 'B only accepted so far');
     a.conn.client.disconnect(); // A is cut off from Redis (as if dead)
-    await waitUntil(() => b.outcomes.length + a.outcomes.length - 10 === 20, 60000, () => `the other twenty through B (${b.outcomes.length})`);
+    await waitUntil(() => b.outcomes.length + a.outcomes.length - 10 === 20, 60000, 'the other twenty through B', { detail: () => `${b.outcomes.length} on B` });
+    await waitUntil(() => !a.st.holds() && !drains(a), 30000, 'A knows it lost the lease');
+    late.splice(0).forEach((reply) => reply()); // the gateway's reply reaches A at last
     await new Promise((r) => setTimeout(r, 500));
     createdOnce(items);
     const keysOf = (ob) => ob.outcomes.map((o) => o.key);
@@ -114,6 +123,33 @@ describeRedis('outbox in a fleet (issue 45, real redis-server)', function (ctx) 
     assert.equal(new Set(all).size, 30, 'each msg once, on one instance');
     for (const o of b.outcomes) for (const r of o.entries) assert.equal(r.outcome.result, 'accepted', `${o.json.topic}`);
     assert.equal(b.st.figures().entries, 0);
+    let closed = false;
+    void a.close().then(() => (closed = true));
+    await waitUntil(() => closed, 30000, 'the cut instance closes');
+    assert.equal(a.outcomes.length, 10, 'A emitted nothing after the cut');
+  });
+
+  it('the state of an instance that does not drain follows the fleet\'s outbox (what waits, the oldest), read from Redis: its status and account status', async function () {
+    let link = 'down';
+    const a = instance('a', { sender: gw.sender(() => link) });
+    await a.open();
+    await waitUntil(() => drains(a), 30000, 'A holds the lease and drains');
+    const b = instance('b');
+    const states = [];
+    b.on('state', (s) => states.push(s));
+    await b.open();
+    const last = () => states[states.length - 1];
+    const t0 = Date.now();
+    await accept(a, 0, 2); // accepted on the holder: B never took part
+    await accept(a, 1, 1);
+    await waitUntil(() => last()?.waiting === 3 && last().oldestAt !== undefined, 30000, 'B\'s state says 3 waiting and the oldest', { detail: () => JSON.stringify(last()) });
+    assert.ok(last().oldestAt >= t0 - 5 && last().oldestAt <= Date.now(), 'the oldest is when the first was accepted');
+    assert.ok(last().bytes > 0);
+    assert.deepEqual(b.state(), last(), 'state() says the same');
+    link = 'ok';
+    await waitUntil(() => a.outcomes.length === 2, 30000, 'A drains');
+    await waitUntil(() => last()?.waiting === 0 && last().oldestAt === undefined, 30000, 'B\'s state follows: empty', { detail: () => JSON.stringify(last()) });
+    assert.ok(!drains(b));
   });
 
   it('an instance that does not hold the lease never ends EXPIRED an entry that the holder sent', async function () {

@@ -2,7 +2,8 @@
 /**
  * The outbox engine over a real file store (issue 45): order, priorities, batches, TTL,
  * both whenFull policies, the entries and bytes bounds, unknown sends reconciled before
- * anything is sent again, one outcome per msg, and a restart that finds every state.
+ * anything is sent again, one outcome per msg (kept for the next open when no one takes it),
+ * and a restart that finds every state.
  */
 const assert = require('node:assert/strict');
 const { waitUntil } = require('../../helpers/wait');
@@ -65,6 +66,32 @@ describe('outbox engine (issue 45)', function () {
     gw.release();
     assert.equal(s.waiting, 1);
     assert.ok(typeof s.oldestAt === 'number' && s.oldestAt >= before - 1000 && s.oldestAt <= Date.now(), `oldestAt ${s.oldestAt}`);
+  });
+
+  it('an outcome no one takes (deliver says no: the nodes on it close) is neither emitted nor forgotten: the next open emits it once', async function () {
+    const gw = new FakeGateway();
+    let reply;
+    const held = { send: (batch) => gw.sender('ok').send(batch).then((out) => new Promise((r) => (reply = () => r(out)))) };
+    let taking = true;
+    const given = [];
+    const deliver = (o) => taking && given.push(o.key) > 0;
+    const ob = await start(gw, { sender: held, deliver });
+    const [item] = entries(1);
+    const { key } = await ob.accept('m', { topic: 'late' }, [item]);
+    await waitUntil(() => reply !== undefined, 30000, 'the send in flight');
+    taking = false; // the nodes close: the close waits for the send in flight
+    const closed = ob.close();
+    reply();
+    await closed;
+    assert.deepEqual([given, ob.outcomes], [[], []], 'not emitted');
+    taking = true;
+    const again = await start(gw, { deliver }, {}, ob.dir);
+    await waitUntil(() => again.outcomes.length === 1, 30000, 'the outcome at the next open');
+    assert.deepEqual(given, [key]);
+    assert.equal(again.outcomes[0].entries[0].outcome.result, 'accepted');
+    assert.equal(again.outcomes[0].json.topic, 'late');
+    assert.equal(gw.created.get(item.item.n), 1, 'created once');
+    await waitUntil(() => again.state().waiting === 0 && again.store.figures().entries === 0, 30000, 'forgotten once emitted');
   });
 
   it('a msg whose entries are accepted and rejected ends once, with each entry\'s outcome', async function () {

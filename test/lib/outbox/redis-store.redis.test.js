@@ -5,7 +5,8 @@
  * bounds, end and forget with their figures), the drain lease (only its holder's sends are
  * recorded; another instance takes over when it ends and finds the sends left unknown), a
  * Redis killed during accepts (SHARED_STATE, nothing half written), pages within the reply
- * bound with 100,000 entries, and the engine draining through it exactly once.
+ * bound with 100,000 entries, the summary an instance that does not drain shows, and the
+ * engine draining through it exactly once.
  */
 const assert = require('node:assert/strict');
 const { describeRedis, RedisServer, findRedisServer } = require('../../helpers/redis');
@@ -98,6 +99,29 @@ describeRedis('outbox Redis store (issue 45, real redis-server)', function (ctx)
     assert.deepEqual(s.figures(), { entries: 0, bytes: 0, storedBytes: 0 });
     assert.deepEqual(await outboxKeys(), [`iotgw:{${keys.hash}}:outbox:${name}:meta`, `iotgw:{${keys.hash}}:outbox:${name}:seq`], 'only the counter and the figures are left');
     assert.equal((await reopen()).nextSeq, 5, 'seqs never go back');
+  });
+
+  it('summary: the figures and the oldest entry not ended (sending counts, ended ones are passed over), read by a store that took no part', async function () {
+    const s = store();
+    await s.open();
+    const at = (e, t, p = 4) => ({ ...e, acceptedAt: t, priority: p });
+    await s.accept({ ...msg('a', 2), acceptedAt: 10 }, [at(entry('a', 0), 10), at(entry('a', 1), 10)]);
+    await s.accept({ ...msg('b'), acceptedAt: 20 }, [at(entry('b', 0), 20)]);
+    await s.accept({ ...msg('c'), acceptedAt: 30 }, [at(entry('c', 0), 30, 0)]);
+    const other = store(); // another instance: it never accepted, never opened
+    assert.deepEqual(await other.summary(), { entries: 4, bytes: s.figures().bytes, oldestAt: 10 });
+    await s.waitForLease();
+    await s.end([{ id: 'a/0', outcome: { result: 'EXPIRED', at: 11 } }]);
+    assert.equal((await other.summary()).oldestAt, 10, 'a/1 still waits');
+    await s.markSending(['a/1', 'b/0'], { id: 'x', startedAt: 12 });
+    assert.equal((await other.summary()).oldestAt, 10, 'a/1 is being sent: not ended');
+    await s.end([{ id: 'a/1', outcome: { result: 'accepted', gatewayId: '1', at: 13 } }]);
+    assert.deepEqual(await other.summary(), { entries: 2, bytes: s.figures().bytes, oldestAt: 20 }, 'a ended (not forgotten yet): b, being sent');
+    const narrow = store({ pageEntries: 1 }); // looks at one entry of the seq order: the ended a/0, then the waiting ones by priority
+    assert.equal((await narrow.summary()).oldestAt, 30);
+    await s.end([{ id: 'b/0', outcome: { result: 'accepted', gatewayId: '2', at: 14 } }, { id: 'c/0', outcome: { result: 'EXPIRED', at: 14 } }]);
+    assert.deepEqual(await other.summary(), { entries: 0, bytes: s.figures().bytes }, 'nothing waits: no oldest');
+    assert.deepEqual(other.figures().entries, 0, 'its figures follow');
   });
 
   it('two instances on one outbox: only the lease holder records sends; the other takes over when its lease ends and finds its unknown send', async function () {

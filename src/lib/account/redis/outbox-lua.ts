@@ -167,6 +167,37 @@ end
 return out`;
 
 /**
+ * KEYS: meta, z, s, e, w. ARGV: most entries to look at. What an instance that does not drain
+ * shows (fleet.ts): {entries, bytes, acceptance time of the oldest entry not ended (-1: none)}.
+ * The first entry not ended in seq order (within the first ARGV[1] of `z`: ended ones wait
+ * there only until their msg is forgotten), else the oldest head of `w` per priority.
+ */
+export const SUMMARY = `${LIB}
+local f = figures(KEYS[1])
+local function at(id)
+  local head = redis.call('HGET', KEYS[4], id)
+  return head and tonumber(string.match(head, '"at":(%d+)')) or nil
+end
+local oldest = -1
+if f[1] > 0 then
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[1]) - 1)) do
+    local st = redis.call('HGET', KEYS[3], id)
+    if not (st and string.sub(st, 1, 1) == 'e') then
+      local t = at(id)
+      if t then oldest = t break end
+    end
+  end
+  if oldest < 0 then
+    for p = 0, 9 do
+      local w = redis.call('ZRANGEBYSCORE', KEYS[5], num(p * 1e15), '(' .. num((p + 1) * 1e15), 'LIMIT', 0, 1)
+      local t = w[1] and at(w[1])
+      if t and (oldest < 0 or t < oldest) then oldest = t end
+    end
+  end
+end
+return {f[1], f[2], oldest}`;
+
+/**
  * KEYS: a hash. ARGV: most bytes, fields... Values of a prefix of the fields within the
  * bytes: per field its length (-1: absent) and its value, or '' when it alone is over the
  * bytes (read in slices with SLICE).

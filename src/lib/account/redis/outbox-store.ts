@@ -20,16 +20,17 @@
  *   engine (outbox/fleet.ts) joins the lease (`join`), and only the holder drains: when it
  *   gains the lease it reads the store (`openAfter(0)`: the entries the last holder left
  *   'sending' are reconciled), and while it holds it reads what the other instances
- *   accepted (`openAfter(seq)`, every second).
+ *   accepted (`openAfter(seq)`, every second); the others read `summary()` (what waits,
+ *   the oldest) for their status.
  */
 import { EventEmitter } from 'node:events';
 import { GatewayError } from '../../common/errors';
-import type { AcceptedMsg, EntryOutcome, JsonObject, JsonValue, OpenedStore, OutboxEntry, OutboxStore, SendAttempt, StoreFigures } from '../../outbox/types';
+import type { AcceptedMsg, EntryOutcome, JsonObject, JsonValue, OpenedStore, OutboxEntry, OutboxStore, SendAttempt, StoreFigures, StoreSummary } from '../../outbox/types';
 import type { AccountKeys } from './keys';
 import type { RedisConnection } from './connection';
 import { SharedStateError } from './errors';
 import { RedisFeedLease, type LeaseState } from './feed-lease';
-import { ACCEPT, BACK_TO_WAITING, END, FORGET, MARK_SENDING, PAGE, SLICE, VALUES } from './outbox-lua';
+import { ACCEPT, BACK_TO_WAITING, END, FORGET, MARK_SENDING, PAGE, SLICE, SUMMARY, VALUES } from './outbox-lua';
 import { parsePage, pairs, figuresOf, type Page } from './outbox-replies';
 import { script, type Script } from './script';
 
@@ -70,7 +71,7 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
   readonly feed: string;
   private readonly k: ReturnType<typeof outboxKeys>;
   private readonly lua = {
-    accept: script(ACCEPT), mark: script(MARK_SENDING), end: script(END), back: script(BACK_TO_WAITING), forget: script(FORGET), page: script(PAGE), values: script(VALUES),
+    accept: script(ACCEPT), mark: script(MARK_SENDING), end: script(END), back: script(BACK_TO_WAITING), forget: script(FORGET), page: script(PAGE), values: script(VALUES), summary: script(SUMMARY),
   };
   private figs = { entries: 0, bytes: 0 };
   private sized?: Encoded;
@@ -138,6 +139,14 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
       after = page.last;
     }
     return found;
+  }
+
+  /** The fleet's figures and its oldest entry not ended, read now (one short script; the status of an instance that does not drain). */
+  async summary(): Promise<StoreSummary> {
+    const k = this.k;
+    const [entries, bytes, oldest] = await this.call('reading the outbox', this.lua.summary, [k.meta, k.z, k.s, k.e, k.w], [Math.min(1000, this.opts.pageEntries ?? 1000)], (v) => figuresOf(v, 3, 'the summary script'), false);
+    this.figs = { entries: entries!, bytes: bytes! };
+    return { entries: entries!, bytes: bytes!, ...(oldest! >= 0 ? { oldestAt: oldest! } : {}) };
   }
 
   /** Whether this instance holds the drain lease now. */
