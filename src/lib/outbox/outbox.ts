@@ -15,7 +15,7 @@ import { badInput, GatewayError } from '../common/errors';
 import { Drain, type DrainHost } from './drain';
 import { adopt, adoptAll, Fleet, isFleetStore } from './fleet';
 import { makeKey } from './keys';
-import { SendQueue } from './queue';
+import { SendQueue, takeOldestUntil } from './queue';
 import { ENDED, EntryTable, OUT, WAITING } from './table';
 import type {
   AcceptOptions, AcceptReceipt, EntryOutcome, JsonObject, JsonValue, MsgOutcome, NewEntry, OutboxApi, OutboxEntry, OutboxOptions, OutboxState, OutboxStore,
@@ -108,7 +108,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
     if (this.fleet && !this.fleet.active) return this.fleet.acceptOnly(msg, list);
     // Several accepts may be in flight (the store commits them in groups): each reaches the
     // store in call order, at once when there is room, else after the accepts before it.
-    if (this.waitingForRoom > 0 || !this.fits(list.length, bytes)) await this.inTurn(() => this.makeRoom(list.length, bytes));
+    if (this.waitingForRoom > 0 || !this.fitsAfter(list.length, bytes, 0, 0)) await this.inTurn(() => this.makeRoom(list.length, bytes));
     this.reserved.entries += list.length;
     this.reserved.bytes += bytes;
     let seq: number;
@@ -261,10 +261,6 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
     return { priority, ttlMs: Math.round(ttl * 1000) };
   }
 
-  private fits(entries: number, bytes: number): boolean {
-    return this.live.entries + this.reserved.entries + entries <= this.limits.maxEntries && this.live.bytes + this.reserved.bytes + bytes <= this.limits.maxBytes;
-  }
-
   private full(what: string): GatewayError {
     return new GatewayError('OUTBOX_FULL', `the outbox "${this.name}" is full (${what}); nothing of this msg was kept`);
   }
@@ -273,7 +269,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
   private async makeRoom(entries: number, bytes: number): Promise<void> {
     const { maxEntries, maxBytes } = this.limits;
     if (entries > maxEntries || bytes > maxBytes) throw this.full(`this msg alone is over the bound: ${entries} entries, ${bytes} bytes; at most ${maxEntries} entries, ${maxBytes} bytes`);
-    for (let round = 0; !this.fits(entries, bytes); round++) {
+    for (let round = 0; !this.fitsAfter(entries, bytes, 0, 0); round++) {
       if (this.limits.whenFull === 'reject' || round > 1000) throw this.full(`${this.live.entries} entries waiting, ${this.live.bytes} bytes; at most ${maxEntries}, ${maxBytes}`);
       const victims = this.pickVictims(entries, bytes);
       if (!victims.length) throw this.full('every entry is being sent; none can be dropped');
@@ -290,22 +286,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
 
   /** The oldest waiting entries whose end makes room (taken out of the queue). */
   private pickVictims(entries: number, bytes: number): OutboxEntry[] {
-    const t = this.table;
-    const victims: number[] = [];
-    const open = new Map<number, number>();
-    let freeEntries = 0;
-    let freeBytes = 0;
-    while (!this.fitsAfter(entries + 0, bytes, freeEntries, freeBytes)) {
-      const v = this.queue.takeOldest();
-      if (v < 0) break;
-      victims.push(v);
-      freeEntries++;
-      const first = t.firstOf(v);
-      const left = (open.get(first) ?? t.open.get(first)) - 1;
-      open.set(first, left);
-      if (left === 0) freeBytes += t.bytes.get(first);
-    }
-    return this.out(victims);
+    return this.out(takeOldestUntil(this.table, this.queue, (freeEntries, freeBytes) => this.fitsAfter(entries, bytes, freeEntries, freeBytes)));
   }
 
   private fitsAfter(entries: number, bytes: number, freeEntries: number, freeBytes: number): boolean {
@@ -342,6 +323,9 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
       if (now !== undefined) t.emitted.set(now, 0);
       return;
     }
+    // Node-RED hands a send to the next node on a later turn (setImmediate): forgotten after that turn, so a kill
+    // between the two gives the outcome again (at least once), never loses it.
+    await new Promise((resolve) => setImmediate(resolve));
     try {
       await this.store.forget([key]);
     } catch {

@@ -160,3 +160,25 @@ export class SendQueue {
     for (const f of this.fifos) f.remap(map);
   }
 }
+
+/**
+ * drop-oldest: takes the oldest waiting entries out of `queue` until `roomAfter(entries freed,
+ * bytes freed)` says the new msg fits (a msg's bytes are freed with its last open entry).
+ */
+export function takeOldestUntil(t: EntryTable, queue: SendQueue, roomAfter: (freeEntries: number, freeBytes: number) => boolean): number[] {
+  const victims: number[] = [];
+  const open = new Map<number, number>();
+  let freeEntries = 0;
+  let freeBytes = 0;
+  while (!roomAfter(freeEntries, freeBytes)) {
+    const v = queue.takeOldest();
+    if (v < 0) break;
+    victims.push(v);
+    freeEntries++;
+    const first = t.firstOf(v);
+    const left = (open.get(first) ?? t.open.get(first)) - 1;
+    open.set(first, left);
+    if (left === 0) freeBytes += t.bytes.get(first);
+  }
+  return victims;
+}
