@@ -37,8 +37,9 @@ const COVERAGE_ROUTE = `(req, res, next) => {
 /**
  * A fresh user directory with the package linked in and a settings file. `defaultContext`:
  * no contextStorage at all (Node-RED's default settings: the default store is memory).
+ * `settings`: more entries of settings.js (JSON values), such as `iotgwRedisLeaseSeconds`.
  */
-function makeUserDir({ flushInterval = 30, recordsFile, defaultContext = false } = {}) {
+function makeUserDir({ flushInterval = 30, recordsFile, defaultContext = false, settings: extra = {} } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-red-'));
   // Without a file of the caller's, the records go to one in the user directory (removed with it).
   recordsFile ??= path.join(dir, 'records.txt');
@@ -73,7 +74,9 @@ ${process.env.NODE_V8_COVERAGE ? `  httpAdminMiddleware: ${COVERAGE_ROUTE},\n` :
   externalModules: { palette: { allowInstall: false } },
   diagnostics: { enabled: false },
   telemetry: { enabled: false },
-};
+${Object.entries(extra)
+  .map(([k, v]) => `  ${k}: ${JSON.stringify(v)},\n`)
+  .join('')}};
 `;
   fs.writeFileSync(path.join(dir, 'settings.js'), settings);
   return dir;
@@ -268,21 +271,22 @@ function appendNode(id, expr) {
 /**
  * Child Node-REDs (one or several) that write to one records file in a fresh directory,
  * each with a user directory of its own (`defaultContext` as makeUserDir; default true:
- * Node-RED's default context) and, when `start(tag)` names one, its own IOTGW_TAG (a flow
+ * Node-RED's default context; `settings` as makeUserDir) and, when `start(tag)` names one, its own IOTGW_TAG (a flow
  * reads it as `env.get('IOTGW_TAG')`). `close()` SIGKILLs those still running and removes
  * every directory.
  */
 class RedFleet {
-  constructor(prefix = 'iotgw-fleet-', { defaultContext = true } = {}) {
+  constructor(prefix = 'iotgw-fleet-', { defaultContext = true, settings = {} } = {}) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
     this.dirs = [dir];
     this.reds = [];
     this.recordsFile = path.join(dir, 'records.txt');
     this.defaultContext = defaultContext;
+    this.settings = settings;
   }
 
   async start(tag) {
-    const userDir = makeUserDir({ recordsFile: this.recordsFile, defaultContext: this.defaultContext });
+    const userDir = makeUserDir({ recordsFile: this.recordsFile, defaultContext: this.defaultContext, settings: this.settings });
     this.dirs.push(userDir);
     const before = process.env.IOTGW_TAG;
     if (tag !== undefined) process.env.IOTGW_TAG = tag;
