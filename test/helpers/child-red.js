@@ -99,10 +99,12 @@ class ChildRed {
   /**
    * `nodeArgs`: options for the child's node (e.g. --expose-gc); `ipc`: open an IPC
    * channel to it (the benchmarks use one); `readyPath`: the admin path that answers 200 once
-   * it is up (`/auth/login` when the settings set adminAuth). `startMs` is how long start() took.
+   * it is up (`/auth/login` when the settings set adminAuth); `env`: more variables for the child.
+   * `startMs` is how long start() took.
    */
-  constructor(userDir, { nodeArgs = [], ipc = false, readyPath = '/settings' } = {}) {
+  constructor(userDir, { nodeArgs = [], ipc = false, readyPath = '/settings', env = {} } = {}) {
     this.userDir = userDir;
+    this.env = env;
     this.readyPath = readyPath;
     this.nodeArgs = nodeArgs;
     this.ipcChannel = ipc;
@@ -131,7 +133,7 @@ class ChildRed {
     const t0 = process.hrtime.bigint();
     this.proc = spawn(process.execPath, [...this.nodeArgs, RED_JS, '--settings', path.join(this.userDir, 'settings.js'), '--userDir', this.userDir, '--port', String(this.port)], {
       cwd: this.userDir,
-      env: { ...directEnv(), NODE_RED_ENABLE_PROJECTS: 'false' },
+      env: { ...directEnv(), NODE_RED_ENABLE_PROJECTS: 'false', ...this.env },
       stdio: ['ignore', 'pipe', 'pipe', ...(this.ipcChannel ? ['ipc'] : [])],
     });
     const keep = (d) => {
@@ -288,18 +290,14 @@ class RedFleet {
   async start(tag) {
     const userDir = makeUserDir({ recordsFile: this.recordsFile, defaultContext: this.defaultContext, settings: this.settings });
     this.dirs.push(userDir);
-    const before = process.env.IOTGW_TAG;
-    if (tag !== undefined) process.env.IOTGW_TAG = tag;
-    try {
-      const red = await new ChildRed(userDir).start();
-      red.tag = tag;
-      red.userDir = userDir;
-      this.reds.push(red);
-      return red;
-    } finally {
-      if (before === undefined) delete process.env.IOTGW_TAG;
-      else process.env.IOTGW_TAG = before;
-    }
+    // The tag in the child's environment only (not this process's): several may start side by
+    // side. Its first start only: a restart (red.start()) runs without it, as a test expects.
+    const red = await new ChildRed(userDir, { env: tag !== undefined ? { IOTGW_TAG: tag } : {} }).start();
+    red.env = {};
+    red.tag = tag;
+    red.userDir = userDir;
+    this.reds.push(red);
+    return red;
   }
 
   /**
