@@ -331,11 +331,17 @@ class RedFleet {
 /**
  * The end of a drain: waits (up to `ms`) until `done()` says every record is in, then one
  * more poll interval and a bit (`settleMs`: nothing else may arrive), and returns `read()`
- * as it is then.
+ * as it is then. With `polls` ({sim, route, count}) instead of that pause: until the simulator
+ * has answered `count` more requests to `route` received after the drain's end (the pollers'
+ * next polls, which would bring anything more).
  */
-async function drained(done, read, { ms = 60000, what = 'the drain', settleMs = 2500, detail } = {}) {
+async function drained(done, read, { ms = 60000, what = 'the drain', settleMs = 2500, polls, detail } = {}) {
   await waitFor(done, ms, what, detail);
-  await new Promise((r) => setTimeout(r, settleMs));
+  if (polls) {
+    const since = Date.now();
+    const answered = () => polls.sim.server.callsTo(polls.route).filter((c) => c.at > since && c.status !== 0).length;
+    await waitFor(() => answered() >= polls.count, ms, `${polls.count} more polls answered after the drain`, () => `${answered()} answered`);
+  } else await new Promise((r) => setTimeout(r, settleMs));
   return read();
 }
 
