@@ -67,7 +67,6 @@ describe('npm start with a dead proxy in the environment', function () {
     assert.ok(info.deployed > 0, 'the examples were deployed');
     const start = Date.now();
     const late = lateOnce().filter((id) => names[id]);
-    assert.ok(late.length > 0, 'an example fires once later than the watch (else this test needs no clicks)');
     const click = (id) =>
       new Promise((resolve) => {
         const on = (m) => m.received !== undefined && (child.off('message', on), resolve(m.received));
