@@ -25,7 +25,19 @@ function accountSettings(RED: NodeAPI, account: AccountKey): RedisAccountSetting
     groups: account.kind === 'app' ? { APP: limit } : { SEND: limit, GET: limit, INFO: { calls: num('infoRateLimitCalls', limit.calls), windowMs: limit.windowMs } },
     maxConcurrent: num('maxConcurrent', 3),
     timeoutMs: num('timeoutMs', 30_000),
+    ...leaseSetting(RED),
   };
+}
+
+/**
+ * settings.js `iotgwRedisLeaseSeconds` (1 to 600): the lifetime of every lease the Redis shared
+ * state takes (a feed's active poller, an outbox's drainer, a concurrency slot), which is also how
+ * long a holder that found its feed's mark gone waits for the others'. Absent or out of range: the
+ * defaults (10 s, a concurrency slot 15 s).
+ */
+function leaseSetting(RED: NodeAPI): { leaseMs?: number } {
+  const v = (RED.settings as unknown as { iotgwRedisLeaseSeconds?: unknown }).iotgwRedisLeaseSeconds;
+  return typeof v === 'number' && Number.isFinite(v) && v >= 1 && v <= 600 ? { leaseMs: Math.round(v * 1000) } : {};
 }
 
 export interface RedisConfig extends NodeDef {

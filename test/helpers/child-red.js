@@ -37,8 +37,9 @@ const COVERAGE_ROUTE = `(req, res, next) => {
 /**
  * A fresh user directory with the package linked in and a settings file. `defaultContext`:
  * no contextStorage at all (Node-RED's default settings: the default store is memory).
+ * `settings`: more entries of settings.js (JSON values), such as `iotgwRedisLeaseSeconds`.
  */
-function makeUserDir({ flushInterval = 30, recordsFile, defaultContext = false } = {}) {
+function makeUserDir({ flushInterval = 30, recordsFile, defaultContext = false, settings: extra = {} } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-red-'));
   // Without a file of the caller's, the records go to one in the user directory (removed with it).
   recordsFile ??= path.join(dir, 'records.txt');
@@ -73,7 +74,9 @@ ${process.env.NODE_V8_COVERAGE ? `  httpAdminMiddleware: ${COVERAGE_ROUTE},\n` :
   externalModules: { palette: { allowInstall: false } },
   diagnostics: { enabled: false },
   telemetry: { enabled: false },
-};
+${Object.entries(extra)
+  .map(([k, v]) => `  ${k}: ${JSON.stringify(v)},\n`)
+  .join('')}};
 `;
   fs.writeFileSync(path.join(dir, 'settings.js'), settings);
   return dir;
@@ -96,10 +99,12 @@ class ChildRed {
   /**
    * `nodeArgs`: options for the child's node (e.g. --expose-gc); `ipc`: open an IPC
    * channel to it (the benchmarks use one); `readyPath`: the admin path that answers 200 once
-   * it is up (`/auth/login` when the settings set adminAuth). `startMs` is how long start() took.
+   * it is up (`/auth/login` when the settings set adminAuth); `env`: more variables for the child.
+   * `startMs` is how long start() took.
    */
-  constructor(userDir, { nodeArgs = [], ipc = false, readyPath = '/settings' } = {}) {
+  constructor(userDir, { nodeArgs = [], ipc = false, readyPath = '/settings', env = {} } = {}) {
     this.userDir = userDir;
+    this.env = env;
     this.readyPath = readyPath;
     this.nodeArgs = nodeArgs;
     this.ipcChannel = ipc;
@@ -128,7 +133,7 @@ class ChildRed {
     const t0 = process.hrtime.bigint();
     this.proc = spawn(process.execPath, [...this.nodeArgs, RED_JS, '--settings', path.join(this.userDir, 'settings.js'), '--userDir', this.userDir, '--port', String(this.port)], {
       cwd: this.userDir,
-      env: { ...directEnv(), NODE_RED_ENABLE_PROJECTS: 'false' },
+      env: { ...directEnv(), NODE_RED_ENABLE_PROJECTS: 'false', ...this.env },
       stdio: ['ignore', 'pipe', 'pipe', ...(this.ipcChannel ? ['ipc'] : [])],
     });
     const keep = (d) => {
@@ -268,34 +273,31 @@ function appendNode(id, expr) {
 /**
  * Child Node-REDs (one or several) that write to one records file in a fresh directory,
  * each with a user directory of its own (`defaultContext` as makeUserDir; default true:
- * Node-RED's default context) and, when `start(tag)` names one, its own IOTGW_TAG (a flow
+ * Node-RED's default context; `settings` as makeUserDir) and, when `start(tag)` names one, its own IOTGW_TAG (a flow
  * reads it as `env.get('IOTGW_TAG')`). `close()` SIGKILLs those still running and removes
  * every directory.
  */
 class RedFleet {
-  constructor(prefix = 'iotgw-fleet-', { defaultContext = true } = {}) {
+  constructor(prefix = 'iotgw-fleet-', { defaultContext = true, settings = {} } = {}) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
     this.dirs = [dir];
     this.reds = [];
     this.recordsFile = path.join(dir, 'records.txt');
     this.defaultContext = defaultContext;
+    this.settings = settings;
   }
 
   async start(tag) {
-    const userDir = makeUserDir({ recordsFile: this.recordsFile, defaultContext: this.defaultContext });
+    const userDir = makeUserDir({ recordsFile: this.recordsFile, defaultContext: this.defaultContext, settings: this.settings });
     this.dirs.push(userDir);
-    const before = process.env.IOTGW_TAG;
-    if (tag !== undefined) process.env.IOTGW_TAG = tag;
-    try {
-      const red = await new ChildRed(userDir).start();
-      red.tag = tag;
-      red.userDir = userDir;
-      this.reds.push(red);
-      return red;
-    } finally {
-      if (before === undefined) delete process.env.IOTGW_TAG;
-      else process.env.IOTGW_TAG = before;
-    }
+    // The tag in the child's environment only (not this process's): several may start side by
+    // side. Its first start only: a restart (red.start()) runs without it, as a test expects.
+    const red = await new ChildRed(userDir, { env: tag !== undefined ? { IOTGW_TAG: tag } : {} }).start();
+    red.env = {};
+    red.tag = tag;
+    red.userDir = userDir;
+    this.reds.push(red);
+    return red;
   }
 
   /**
@@ -329,11 +331,17 @@ class RedFleet {
 /**
  * The end of a drain: waits (up to `ms`) until `done()` says every record is in, then one
  * more poll interval and a bit (`settleMs`: nothing else may arrive), and returns `read()`
- * as it is then.
+ * as it is then. With `polls` ({sim, route, count}) instead of that pause: until the simulator
+ * has answered `count` more requests to `route` received after the drain's end (the pollers'
+ * next polls, which would bring anything more).
  */
-async function drained(done, read, { ms = 60000, what = 'the drain', settleMs = 2500, detail } = {}) {
+async function drained(done, read, { ms = 60000, what = 'the drain', settleMs = 2500, polls, detail } = {}) {
   await waitFor(done, ms, what, detail);
-  await new Promise((r) => setTimeout(r, settleMs));
+  if (polls) {
+    const since = Date.now();
+    const answered = () => polls.sim.server.callsTo(polls.route).filter((c) => c.at > since && c.status !== 0).length;
+    await waitFor(() => answered() >= polls.count, ms, `${polls.count} more polls answered after the drain`, () => `${answered()} answered`);
+  } else await new Promise((r) => setTimeout(r, settleMs));
   return read();
 }
 

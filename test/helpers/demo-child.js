@@ -5,7 +5,7 @@
  * with whatever proxy the environment names; argv[3], when given, is JSON of more startDev
  * options (`only`, `settings`, `demo`). It reports to the parent over IPC: every node status
  * change, Node-RED's runtime events (`runtime-state`: missing types), and on request the
- * simulator's call count ('calls'), its inventory ('fleet'), the terminals that reported a position ('reporters'), a msg handed to a node
+ * simulator's call count ('calls'), the requests it has not answered yet ('open'), its inventory ('fleet'), the terminals that reported a position ('reporters'), a msg handed to a node
  * (`{receive: {id, msg}}`) or the result of deploying examples (`{deploy: [names]}`:
  * every example named, whatever its types). Node-RED's log goes to stdout as with `npm start`.
  */
@@ -25,6 +25,8 @@ const { startDev, loadExamples, buildFlows } = require('../../scripts/start');
   process.send({ ready: true, names, deployed, skipped, url, simUrl, dashboardUrl });
   process.on('message', (m) => {
     if (m === 'calls') process.send({ calls: dev.sim.server.calls.length });
+    // The requests the simulator has received and not yet answered.
+    if (m === 'open') process.send({ open: dev.sim.server.calls.filter((c) => c.status === 0).length });
     // The simulator's inventory in PrimeID order (the demo account, a super account, sees it all).
     if (m === 'fleet') process.send({ fleet: dev.sim.terminal.fleet.page(undefined, 1e6, () => true).map((s) => s.id) });
     // The terminals that have reported a position to the demo account, from the simulator's log

@@ -40,6 +40,8 @@ describe('proxies: loopback direct, other hosts through http(s)_proxy', function
     restore = undefined;
   });
 
+  // `maxRetries: 0` where a test waits for a NETWORK error: the message is the same after the
+  // gateway's retries (1 + 2 + 4 s of backoff by default), which these tests are not about.
   const flow = (gw) => [
     { ...gatewayNode(sim), ...gw },
     { id: 'mode', type: 'iotgw-terminal-mode', gateway: 'gw', mode: 0, wakeupInterval: 0, family: 'any', wires: [['ok'], []] },
@@ -109,10 +111,10 @@ describe('proxies: loopback direct, other hosts through http(s)_proxy', function
     it('an error through a dead proxy says so and names the proxy, without its credentials', async function () {
       const port = await freePort();
       restore = setProxyEnv({ https_proxy: `http://proxyuser:proxypass@127.0.0.1:${port}` });
-      const n = await loadFlow(flow({ baseUrl: `https://${HOST}:${front.address().port}` }));
+      const n = await loadFlow(flow({ baseUrl: `https://${HOST}:${front.address().port}`, maxRetries: 0 }));
       const caught = collect(n.get('caught'));
       n.get('mode').receive({ payload: ITEM });
-      await until(() => caught.length === 1, 15000);
+      await until(() => caught.length === 1, 30000);
       const err = caught[0].error;
       assert.equal(err.code, 'NETWORK');
       assert.match(err.message, new RegExp(`through the proxy 127\\.0\\.0\\.1:${port} \\(from https_proxy`));
@@ -122,7 +124,7 @@ describe('proxies: loopback direct, other hosts through http(s)_proxy', function
 
     it('no_proxy naming the host sends it direct (the proxy is not asked)', async function () {
       restore = setProxyEnv({ https_proxy: `http://127.0.0.1:${proxy.port}`, NO_PROXY: `.iotgw.test` });
-      const n = await loadFlow(flow({ baseUrl: `https://${HOST}:${front.address().port}`, timeoutSeconds: 5 }));
+      const n = await loadFlow(flow({ baseUrl: `https://${HOST}:${front.address().port}`, timeoutSeconds: 5, maxRetries: 0 }));
       const caught = collect(n.get('caught'));
       n.get('mode').receive({ payload: ITEM });
       await until(() => caught.length === 1, 30000);
@@ -144,10 +146,10 @@ describe('proxies: loopback direct, other hosts through http(s)_proxy', function
 
   it('a refused connection names the code once, in words', async function () {
     const port = await freePort();
-    const n = await loadFlow(flow({ baseUrl: `http://127.0.0.1:${port}` }));
+    const n = await loadFlow(flow({ baseUrl: `http://127.0.0.1:${port}`, maxRetries: 0 }));
     const caught = collect(n.get('caught'));
     n.get('mode').receive({ payload: ITEM });
-    await until(() => caught.length === 1, 15000);
+    await until(() => caught.length === 1, 30000);
     const m = caught[0].error.message;
     assert.match(m, /connection refused/);
     assert.equal(m.match(/ECONNREFUSED/g)?.length, 1, m);

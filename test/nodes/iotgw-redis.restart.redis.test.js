@@ -11,13 +11,19 @@
  */
 const assert = require('node:assert/strict');
 const { simulatorPerTest, helper, until, collect, DEMO_CREDS, ALL_NODES } = require('../helpers/harness');
-const { describeRedis } = require('../helpers/redis');
+const { describeRedis, cli } = require('../helpers/redis');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 describeRedis('Redis stopped and restarted during traffic (simulator, real redis-server)', function (ctx) {
   let sim;
   simulatorPerTest({ terminal: { rateLimitCalls: 5, rateLimitWindowMs: 1000, maxConcurrent: 3 } }, (s) => (sim = s));
+  // Leases of 3 s (settings.js iotgwRedisLeaseSeconds; 10 s by default): the lease notices within
+  // two renewals (a third of it each), and the poller that finds its mark gone after the restart
+  // waits one lease for the others' before it polls. These tests are about one logged problem and
+  // polling again, not about the lease's length (the fleet and Redis unit tests take the default).
+  // (each test: the simulator's hooks put the helper's settings back after each.)
+  beforeEach(() => helper.settings({ iotgwRedisLeaseSeconds: 3 }));
   afterEach(async () => {
     await helper.unload();
     if (!ctx.server.proc) await ctx.server.start();
@@ -110,7 +116,7 @@ describeRedis('Redis stopped and restarted during traffic (simulator, real redis
     assert.equal(sentWhileDown, 4, 'nothing was sent while Redis was down');
     for (const c of caught) assert.equal(c.error.code, 'SHARED_STATE', c.error.message);
     await until(() => statuses.some((x) => x.t >= downAt && x.s.fill === 'red'), 10000, 'the poller to show red');
-    // Down until both paths have noticed: the poll (its mark read, 1.5 s) and the lease (its renewal, a third of 10 s).
+    // Down until both paths have noticed: the poll (its mark read, 1.5 s) and the lease (its renewal, a third of 3 s).
     await until(() => leaseDown(statuses, downAt), 30000, 'the lease to notice too');
     assert.equal(logged.filter((w) => /Redis|shared/i.test(w)).length, 1, `one logged problem while down: ${JSON.stringify(logged)} ${JSON.stringify(statuses.filter((x) => x.t >= downAt))}`);
 
@@ -137,11 +143,36 @@ describeRedis('Redis stopped and restarted during traffic (simulator, real redis
     assert.match(logged[0], /^ERROR SHARED_STATE|^shared state \(Redis\) unreachable/);
   });
 
+  it('settings.js iotgwRedisLeaseSeconds is the lifetime of the feed lease in Redis (3 s here; 10 s without it)', async function () {
+    this.timeout(60000);
+    const leaseTtl = async (prefix) => {
+      const pattern = `${prefix}*lease*`;
+      let ttl = -2;
+      await until(() => {
+        const key = cli(ctx.server.port, '--scan', '--pattern', pattern).split('\n').find(Boolean);
+        ttl = key ? Number(cli(ctx.server.port, 'pttl', key)) : -2;
+        return ttl > 0;
+      }, 20000, 'the poller to take its feed lease', () => `pttl ${ttl}`);
+      return ttl;
+    };
+    const f = flow();
+    await helper.load(ALL_NODES, f, { gwA: DEMO_CREDS, gwB: DEMO_CREDS, r: {} });
+    const short = await leaseTtl(f[1].keyPrefix);
+    assert.ok(short <= 3000, `the lease lives at most 3 s (pttl ${short})`);
+    await helper.unload();
+    helper.settings({ iotgwRedisLeaseSeconds: undefined });
+    await sleep(5);
+    const g = flow();
+    await helper.load(ALL_NODES, g, { gwA: DEMO_CREDS, gwB: DEMO_CREDS, r: {} });
+    const long = await leaseTtl(g[1].keyPrefix);
+    assert.ok(long > 3000 && long <= 10000, `without the setting, 10 s (pttl ${long})`);
+  });
+
   // The other order, arranged: a poll held at the simulator while Redis goes down, let go once the
   // lease has noticed (warned); the held poll then fails too (the lease is gone: SHARED_STATE).
   it('Redis down while a poll is in flight, the lease noticing first: one logged problem (the warning), not a second from the poll; polls again after', async function () {
     this.timeout(60000);
-    // Long enough for the held reply (the lease notices within 2 x 3.3 s of the kill).
+    // Long enough for the held reply (the lease notices within 2 x 1 s of the kill).
     await helper.load(ALL_NODES, flow(30), { gwA: DEMO_CREDS, gwB: DEMO_CREDS, r: {} });
     const { statuses, logged } = watchPoller();
     await until(() => statuses.some((x) => x.s.fill === 'green'), 20000, 'the poller to poll');

@@ -68,12 +68,14 @@ function runs(trace) {
   it('SIGKILL of the master mid-drain, left dead (no replica left): the feed goes on; every record once (at most one reply again), never two pollers at once, 0 x 429', async function () {
     const { sim, fleet } = run;
     const file = fleet.recordsFile;
-    reds = [];
-    for (const tag of ['A', 'B', 'C']) {
-      const red = await fleet.start(tag);
-      await red.deploy(flows(sim, set.sentinelList));
-      reds.push(red);
-    }
+    // The three runtimes start and deploy side by side (the backlog comes after all three).
+    reds = await Promise.all(
+      ['A', 'B', 'C'].map(async (tag) => {
+        const red = await fleet.start(tag);
+        await red.deploy(flows(sim, set.sentinelList));
+        return red;
+      }),
+    );
     sim.terminal.seedBacklog(BACKLOG);
     await waitFor(() => read(file).length >= BACKLOG * 0.3, 90000, '30% of the backlog');
     const oldMaster = set.masterPort();

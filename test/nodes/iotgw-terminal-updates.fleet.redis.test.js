@@ -7,7 +7,8 @@
  *   emit every update (the documented default); with the same `feedName` they are one feed:
  *   one emits, each update once in all.
  * The tests share the two runtimes (fleetPerFile): between two tests their flows are emptied;
- * each test has its own simulator and key prefix.
+ * each test has its own simulator and key prefix. After the drain, each test watches the feed's
+ * next two polls (each feed's: four when both poll) answered: nothing more may come of them.
  */
 const assert = require('node:assert/strict');
 const { waitFor, drained, lineCount, recordLines, appendNode, fleetPerFile, fleetFlows } = require('../helpers/child-red');
@@ -42,7 +43,9 @@ describeRedis('terminal updates fleet: two Node-RED instances, one account, Redi
     if (standby) await waitFor(() => read(file).some((r) => r.tag === 'B' && r.kind === 'S' && r.value.startsWith('standby')), 60000, 'B to show standby');
     const everyUpdate = standby ? () => new Set(updates(file).map((r) => r.value)).size >= FLEET : () => ['A', 'B'].every((t) => updates(file).filter((r) => r.tag === t).length >= FLEET);
     const enough = () => lineCount(file) >= (standby ? FLEET : 2 * FLEET) && everyUpdate();
-    const all = await drained(enough, () => updates(file), { ms: 120000, what: 'every update', settleMs: 3000 });
+    // Then two more polls of each feed polled (one feed when B stands by, two when each polls its own).
+    const polls = { sim: run.sim, route: 'terminal/terminal-updates', count: standby ? 2 : 4 };
+    const all = await drained(enough, () => updates(file), { ms: 120000, what: 'every update', polls });
     return { all, byA: all.filter((r) => r.tag === 'A'), byB: all.filter((r) => r.tag === 'B') };
   }
 
@@ -91,7 +94,8 @@ describeRedis('terminal updates fleet: two Node-RED instances, one account, Redi
       const got = updates(file);
       return `${new Set(got.map((r) => r.value)).size} of ${FLEET} terminals (${got.length} msgs: A ${got.filter((r) => r.tag === 'A').length}, B ${got.filter((r) => r.tag === 'B').length}); ${red.lastLines()}`;
     };
-    const all = await drained(() => lineCount(file) >= FLEET && new Set(updates(file).map((r) => r.value)).size >= FLEET, () => updates(file), { ms: 120000, what: 'every update', detail });
+    const polls = { sim: run.sim, route: 'terminal/terminal-updates', count: 2 };
+    const all = await drained(() => lineCount(file) >= FLEET && new Set(updates(file).map((r) => r.value)).size >= FLEET, () => updates(file), { ms: 120000, what: 'every update', polls, detail });
     assert.equal(all.length, FLEET, 'each update once');
     const emitter = all[0].tag;
     assert.ok(all.every((r) => r.tag === emitter), 'one node emitted');
