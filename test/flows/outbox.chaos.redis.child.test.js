@@ -36,7 +36,7 @@
  *   nothing is left in Redis.
  *
  * Sizes: IOTGW_CHAOS_ENTRIES, IOTGW_CHAOS_KILLS, IOTGW_CHAOS_FAILOVERS, IOTGW_CHAOS_FEED_SECONDS,
- * IOTGW_CHAOS_DESTINATIONS, IOTGW_CHAOS_SEED, IOTGW_CHAOS_DRAIN_SECONDS.
+ * IOTGW_CHAOS_DESTINATIONS, IOTGW_CHAOS_SEED, IOTGW_CHAOS_DRAIN_SECONDS; IOTGW_CHAOS_TRACE=1 for a trace.
  */
 const assert = require('node:assert/strict');
 const Redis = require('ioredis');
@@ -46,10 +46,13 @@ const { SentinelSet, findRedisServer } = require('../helpers/redis');
 const { rng, demoTerminals, makePlan, chaosFlows, readRecords, outcomesById, inRedis, leaseHolder, touchedAtGateway, verdict, some } = require('../helpers/outbox-chaos');
 
 const envInt = (name, dflt) => (process.env[name] ? Number.parseInt(process.env[name], 10) : dflt);
-// The default run (200 entries, 2 kills, 1 failover, 30 s of feeding: about 2 min here) keeps
-// every promise on a small scale; the sizes grow by the variables above.
+// The default run (200 entries, 1 kill, 1 failover, 30 s of feeding: about 2 min here, 2.5 min
+// with 2 kills) keeps every promise on a small scale; the sizes grow by the variables above. Most
+// of the time after the feed is reconciliation: a send left unknown whose request never reached
+// the gateway is absent only 30 s after it (settleSeconds), and nothing else of its outbox is
+// sent meanwhile (drain.ts). IOTGW_CHAOS_TRACE=1 prints a line every 5 s (what waits, who drains).
 const ENTRIES = envInt('IOTGW_CHAOS_ENTRIES', 200);
-const KILLS = envInt('IOTGW_CHAOS_KILLS', 2);
+const KILLS = envInt('IOTGW_CHAOS_KILLS', 1);
 const FAILOVERS = envInt('IOTGW_CHAOS_FAILOVERS', 1);
 const FEED_SECONDS = envInt('IOTGW_CHAOS_FEED_SECONDS', 30);
 const SEED = envInt('IOTGW_CHAOS_SEED', 46);
@@ -61,7 +64,6 @@ const PREFIX = 'oxchaos:';
 const TAGS = ['A', 'B', 'C'];
 const SEND_ROUTES = ['terminal/messages', 'terminal/to_multiple', 'terminal/mode', 'terminal/cancel'];
 const READ_ROUTES = ['terminal/status', 'terminal/fw_messages', 'terminal/info', 'terminal/auth'];
-const HOLD_ROUTES = ['terminal/messages', 'terminal/to_multiple', 'terminal/mode', 'terminal/cancel'];
 const OUTBOX_OF = { 'terminal/messages': 'send', 'terminal/to_multiple': 'send', 'terminal/mode': 'mode', 'terminal/cancel': 'cancel' };
 // An acceptance that failed (nothing acknowledged as accepted): the msg is fed again.
 const ACCEPT_FAILED = /^(SHARED_STATE|STORAGE) .*(accepting into the outbox|is not open)/s;
@@ -187,17 +189,28 @@ function events() {
     for (const route of SEND_ROUTES) sim.inject({ route, kinds: ['server-error', 'unavailable', 'rate-limit', 'lost-reply'], probability: 0.08, seed: SEED + route.length, times: 'all' });
     for (const route of READ_ROUTES) sim.inject({ route, kinds: ['server-error', 'unavailable', 'rate-limit'], probability: 0.05, seed: SEED + route.length, times: 'all' });
 
-    const figures = { seed: SEED, kills: 0, heldKills: 0, failovers: [], refed: 0, acceptFailures: 0, postErrors: 0, lostOutcomes: [], restartsMs: [], killedAt: [] };
+    const figures = { seed: SEED, kills: 0, heldKills: 0, failovers: [], refed: 0, acceptFailures: 0, acceptFailed: [], postErrors: 0, lostOutcomes: [], restartsMs: [], killedAt: [] };
     const t0 = Date.now();
     const feeder = new FleetFeeder(plan, t0, instances, figures);
 
     // The fleet's acceptance order: each msg's seq in Redis (outbox-lua.ts), as a poll sees it.
     const seqOf = new Map();
     let polling = true;
+    let traced = 0;
     const poll = (async () => {
       while (polling) {
         try {
-          for (const r of await inRedis(redis, PREFIX)) if (r.seq !== undefined && !seqOf.has(`${r.outbox} ${r.id}`)) seqOf.set(`${r.outbox} ${r.id}`, r.seq);
+          const rows = await inRedis(redis, PREFIX);
+          for (const r of rows) if (r.seq !== undefined && !seqOf.has(`${r.outbox} ${r.id}`)) seqOf.set(`${r.outbox} ${r.id}`, r.seq);
+          // IOTGW_CHAOS_TRACE=1: a line every 5 s (what waits in Redis, what ended, who drains).
+          if (process.env.IOTGW_CHAOS_TRACE && Date.now() - traced > 5000) {
+            traced = Date.now();
+            const holders = await Promise.all(['send', 'mode', 'cancel'].map((o) => leaseHolder(redis, PREFIX, `chaos-${o}`)));
+            const tagOf = (pid) => instances.find((i) => i.red.proc?.pid === pid)?.tag ?? '-';
+            const states = await Promise.all(instances.map(async (i) => (i.feedable ? (await fetch(`${i.red.url}/iotgw/accounts`).then((r) => r.json()).catch(() => [])) : [])));
+            const outboxes = states.flat().flatMap((a) => a.outboxes ?? []).filter((o) => o.waiting > 0).map((o) => `${o.name} ${o.waiting} ${o.state}`);
+            console.log(`      [trace] ${Math.round((Date.now() - t0) / 1000)} s: ${rows.length} msgs in Redis, ${outcomesById(readRecords(file)).size} ended, drainers ${holders.map(tagOf).join('/')}, link ${JSON.stringify(sim.server.link.describe().state)}; ${outboxes.join(', ')}; ${JSON.stringify(sim.terminal.counters)}`);
+          }
         } catch {
           /* the failover: the next poll */
         }
@@ -215,6 +228,8 @@ function events() {
         if (r.t !== 'err' || !ACCEPT_FAILED.test(`${r.code} ${r.m}`)) continue;
         acceptFailed.add(scanned);
         figures.acceptFailures++;
+        const said = `${r.code} ${r.m}`.replace(/127\.0\.0\.1:\d+/g, 'host:port').slice(0, 240);
+        if (!figures.acceptFailed.includes(said) && figures.acceptFailed.length < 3) figures.acceptFailed.push(said);
         feeder.again.push(byId.get(r.id));
       }
       return true;
@@ -232,9 +247,11 @@ function events() {
 
     /** The drainer of a held send's outbox, SIGKILLed with the reply held; what its life took decided; started again. */
     const killMidDrain = async (k) => {
-      const route = HOLD_ROUTES[Math.floor(random() * HOLD_ROUTES.length)];
-      const hold = sim.inject({ route, kind: 'hold', times: 1 });
-      await waitFor(() => hold.hits > 0, 45000, 'a held send').catch(() => {});
+      // The next send of any outbox is held (the first to come; another one that comes before the kill is held too).
+      const holds = SEND_ROUTES.map((route) => ({ route, fault: sim.inject({ route, kind: 'hold', times: 1 }) }));
+      await waitFor(() => holds.some((h) => h.fault.hits > 0), 45000, 'a held send').catch(() => {});
+      const hold = (holds.find((h) => h.fault.hits > 0) ?? holds[Math.floor(random() * holds.length)]).fault;
+      const route = holds.find((h) => h.fault === hold).route;
       const pid = await leaseHolder(redis, PREFIX, `chaos-${OUTBOX_OF[route]}`).catch(() => undefined);
       const holder = instances.find((i) => i.red.alive && i.red.proc.pid === pid);
       const victim = holder ?? instances[k % instances.length];
@@ -243,7 +260,7 @@ function events() {
       lifeEnds.push(readRecords(file).lines.length);
       figures.kills++;
       if (hold.hits > 0 && holder) figures.heldKills++;
-      sim.server.clearFaults(hold);
+      for (const h of holds) sim.server.clearFaults(h.fault);
       sim.server.releaseHeld();
       await sleep(300); // a script the dead instance sent runs (or not) by now
       // What its life took: accepted (in Redis, or its outcome recorded), or fed again.
@@ -329,6 +346,7 @@ function events() {
     figures.creations = { total: sim.terminal.creations.total, entries: plan.reduce((n, m) => n + m.entries.length, 0), msgs: plan.length };
     figures.restartsMs = `${Math.min(...figures.restartsMs)}..${Math.max(...figures.restartsMs)}`;
     console.log(`      [figures] ${JSON.stringify(figures)}`);
+    if (process.env.IOTGW_CHAOS_TRACE) for (const i of instances) console.log(`      --- ${i.tag}\n${i.red.output.slice(-6000)}`);
 
     assert.equal(figures.kills, KILLS, 'every kill happened');
     assert.ok(KILLS < 1 || figures.heldKills >= 1, "a drainer was killed while its send's reply was held");
