@@ -36,7 +36,8 @@
  *   nothing is left in Redis.
  *
  * Sizes: IOTGW_CHAOS_ENTRIES, IOTGW_CHAOS_KILLS, IOTGW_CHAOS_FAILOVERS, IOTGW_CHAOS_FEED_SECONDS,
- * IOTGW_CHAOS_DESTINATIONS, IOTGW_CHAOS_SEED, IOTGW_CHAOS_DRAIN_SECONDS; IOTGW_CHAOS_TRACE=1 for a trace.
+ * IOTGW_CHAOS_DESTINATIONS, IOTGW_CHAOS_FAULT_PROBABILITY (0.08), IOTGW_CHAOS_SEED,
+ * IOTGW_CHAOS_DRAIN_SECONDS; IOTGW_CHAOS_TRACE=1 for a trace.
  */
 const assert = require('node:assert/strict');
 const Redis = require('ioredis');
@@ -46,8 +47,8 @@ const { SentinelSet, findRedisServer } = require('../helpers/redis');
 const { rng, demoTerminals, makePlan, chaosFlows, readRecords, outcomesById, inRedis, leaseHolder, touchedAtGateway, verdict, some } = require('../helpers/outbox-chaos');
 
 const envInt = (name, dflt) => (process.env[name] ? Number.parseInt(process.env[name], 10) : dflt);
-// The default run (200 entries, 1 kill, 1 failover, 30 s of feeding: about 2 min here, 2.5 min
-// with 2 kills) keeps every promise on a small scale; the sizes grow by the variables above. Most
+// The default run (200 entries, 1 kill, 1 failover, 30 s of feeding, 8% faults: 2.5 min here)
+// keeps every promise on a small scale; the sizes grow by the variables above. Most
 // of the time after the feed is reconciliation: a send left unknown whose request never reached
 // the gateway is absent only 30 s after it (settleSeconds), and nothing else of its outbox is
 // sent meanwhile (drain.ts). IOTGW_CHAOS_TRACE=1 prints a line every 5 s (what waits, who drains).
@@ -59,6 +60,10 @@ const SEED = envInt('IOTGW_CHAOS_SEED', 46);
 // Fewer destinations than the file run's 50: more commands per destination and priority to order.
 const DESTINATIONS = envInt('IOTGW_CHAOS_DESTINATIONS', 12);
 const DRAIN_MS = envInt('IOTGW_CHAOS_DRAIN_SECONDS', 300) * 1000;
+// The chance of a random fault per send (5xx, 503, 429, a reply lost) and per read (5xx, 503, 429).
+// Each 500 on a send costs its outbox a 30 s pause: the request may have been handled, so the
+// send is reconciled, absent only once the gateway's records are 30 s past it.
+const FAULTS = Number(process.env.IOTGW_CHAOS_FAULT_PROBABILITY ?? 0.08);
 const CANCEL_TARGETS = Math.ceil(ENTRIES / 12);
 const PREFIX = 'oxchaos:';
 const TAGS = ['A', 'B', 'C'];
@@ -69,6 +74,18 @@ const OUTBOX_OF = { 'terminal/messages': 'send', 'terminal/to_multiple': 'send',
 const ACCEPT_FAILED = /^(SHARED_STATE|STORAGE) .*(accepting into the outbox|is not open)/s;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** For the trace: per outbox, its entries by state (w waiting again, s sending, e ended) and the most attempts of one. */
+const STATES = `local out = {}
+for _, sk in ipairs(redis.call('KEYS', ARGV[1] .. '*:outbox:*:s')) do
+  local base = string.sub(sk, 1, -3)
+  local n = { w = 0, s = 0, e = 0 }
+  for _, v in ipairs(redis.call('HVALS', sk)) do local c = string.sub(v, 1, 1) n[c] = (n[c] or 0) + 1 end
+  local most = 0
+  for _, v in ipairs(redis.call('HVALS', base .. ':a')) do most = math.max(most, tonumber(v)) end
+  table.insert(out, string.match(base, ':outbox:(.*)$') .. ' w' .. n.w .. ' s' .. n.s .. ' e' .. n.e .. ' a' .. most)
+end
+return out`;
 
 /**
  * Feeds the plan to the live instances at its pace (plan.length msgs over FEED_SECONDS), a
@@ -186,8 +203,8 @@ function events() {
       instances.push({ tag, red, life: new Set(), lives: 0, feedable: true });
     }
     sim.server.link.chaos({ seed: SEED, upMs: [4000, 15000], downMs: [500, 5000] });
-    for (const route of SEND_ROUTES) sim.inject({ route, kinds: ['server-error', 'unavailable', 'rate-limit', 'lost-reply'], probability: 0.08, seed: SEED + route.length, times: 'all' });
-    for (const route of READ_ROUTES) sim.inject({ route, kinds: ['server-error', 'unavailable', 'rate-limit'], probability: 0.05, seed: SEED + route.length, times: 'all' });
+    for (const route of SEND_ROUTES) sim.inject({ route, kinds: ['server-error', 'unavailable', 'rate-limit', 'lost-reply'], probability: FAULTS, seed: SEED + route.length, times: 'all' });
+    for (const route of READ_ROUTES) sim.inject({ route, kinds: ['server-error', 'unavailable', 'rate-limit'], probability: FAULTS, seed: SEED + route.length, times: 'all' });
 
     const figures = { seed: SEED, kills: 0, heldKills: 0, failovers: [], refed: 0, acceptFailures: 0, acceptFailed: [], postErrors: 0, lostOutcomes: [], restartsMs: [], killedAt: [] };
     const t0 = Date.now();
@@ -209,7 +226,8 @@ function events() {
             const tagOf = (pid) => instances.find((i) => i.red.proc?.pid === pid)?.tag ?? '-';
             const states = await Promise.all(instances.map(async (i) => (i.feedable ? (await fetch(`${i.red.url}/iotgw/accounts`).then((r) => r.json()).catch(() => [])) : [])));
             const outboxes = states.flat().flatMap((a) => a.outboxes ?? []).filter((o) => o.waiting > 0).map((o) => `${o.name} ${o.waiting} ${o.state}`);
-            console.log(`      [trace] ${Math.round((Date.now() - t0) / 1000)} s: ${rows.length} msgs in Redis, ${outcomesById(readRecords(file)).size} ended, drainers ${holders.map(tagOf).join('/')}, link ${JSON.stringify(sim.server.link.describe().state)}; ${outboxes.join(', ')}; ${JSON.stringify(sim.terminal.counters)}`);
+            const st = await redis.eval(STATES, 0, PREFIX);
+            console.log(`      [trace] ${Math.round((Date.now() - t0) / 1000)} s: ${rows.length} msgs in Redis (${st.join(', ')}), ${outcomesById(readRecords(file)).size} ended, drainers ${holders.map(tagOf).join('/')}, link ${JSON.stringify(sim.server.link.describe().state)}; ${outboxes.join(', ')}; ${JSON.stringify(sim.terminal.counters)}`);
           }
         } catch {
           /* the failover: the next poll */
