@@ -13,6 +13,8 @@
  * new master "alone"), and the msg was not in Redis: an entry acknowledged as accepted, lost.
  * Now a write whose master changed before its acknowledgement is run again on the new master
  * (each store script is safe to run twice): the accept resolves with the msg in Redis.
+ *
+ * First (the set still whole), a send's mark that no replica acknowledged: see its case.
  */
 const assert = require('node:assert/strict');
 const { SentinelSet, findRedisServer, cli } = require('../../helpers/redis');
@@ -35,6 +37,34 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
     if (stopped?.proc) stopped.proc.kill('SIGCONT');
     await conn?.close();
     await set?.destroy();
+  });
+
+  it("a send's mark no replica acknowledged (the replica stopped) rejects, and the entry can be marked again with a new attempt", async function () {
+    // Before: the mark stayed in Redis, the drain took it as not made, and each later mark was
+    // refused as stale ("an entry is no longer waiting"): the outbox stalled until another
+    // instance took its lease.
+    const c = new RedisConnection({ url: 'redis://127.0.0.1:6379/0', mode: 'sentinel', sentinels: set.sentinels.map((s) => ({ host: '127.0.0.1', port: s.port })), masterName: set.name, keyPrefix: 'oxmark:' });
+    c.on('failure', () => {});
+    const keys = AccountKeys.of('oxmark:', { baseUrl: 'http://127.0.0.1:1', clientId: 'mark' });
+    // A long lease: its renewals (which wait for the replica too) do not come while the replica is stopped.
+    const store = new RedisOutboxStore(c, keys, 'ob', { timeoutMs: 10000, leaseMs: 60000 });
+    try {
+      await store.open();
+      await store.waitForLease();
+      await store.accept(msg('m'), [entry('m')]);
+      const replica = set.servers.find((sv) => sv.port !== set.masterPort());
+      stopped = replica;
+      replica.proc.kill('SIGSTOP');
+      await assert.rejects(store.markSending(['m/0'], { id: 'attempt-1', startedAt: 1 }), (e) => e.code === 'SHARED_STATE' && e.reason === 'unacknowledged');
+      replica.proc.kill('SIGCONT');
+      stopped = undefined;
+      await store.markSending(['m/0'], { id: 'attempt-2', startedAt: 2 });
+      const found = await store.openAfter(0);
+      assert.deepEqual(found.entries.map((e) => [e.id, e.state.phase, e.state.attempt?.id]), [['m/0', 'sending', 'attempt-2']]);
+    } finally {
+      await store.close();
+      await c.close();
+    }
   });
 
   it('the replica lagging and the master SIGKILLed during the WAIT: the accept resolves only with the msg on the new master', async function () {

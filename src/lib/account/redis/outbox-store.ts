@@ -180,10 +180,22 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
     return text === undefined ? undefined : (JSON.parse(text) as JsonObject);
   }
 
+  /**
+   * A mark the master ran but no replica acknowledged (one lagging past the WAIT's timeout, or
+   * the node no master any more) rejects, and the drain takes it as not made: no request
+   * leaves, the entries wait again in its memory and are marked later with a new attempt. In
+   * Redis they stayed marked with this one, so every later mark was refused as stale and the
+   * outbox stalled until another instance took its lease. They are put back to waiting first.
+   */
   async markSending(ids: string[], attempt: SendAttempt): Promise<void> {
     if (!ids.length) return;
     const k = this.k;
-    await this.fenced('marking a send in the outbox', this.lua.mark, [k.lease, k.meta, k.w, k.e, k.s, k.a], [JSON.stringify(attempt), ...ids]);
+    try {
+      await this.fenced('marking a send in the outbox', this.lua.mark, [k.lease, k.meta, k.w, k.e, k.s, k.a], [JSON.stringify(attempt), ...ids]);
+    } catch (err) {
+      if (err instanceof SharedStateError && err.reason === 'unacknowledged') await this.backToWaiting(ids).catch(() => undefined);
+      throw err;
+    }
   }
 
   async end(ends: Array<{ id: string; outcome: EntryOutcome }>): Promise<void> {
