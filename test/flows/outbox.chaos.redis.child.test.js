@@ -43,6 +43,7 @@ const assert = require('node:assert/strict');
 const Redis = require('ioredis');
 const { startSimulator } = require('../../dist/simulator');
 const { RedFleet, waitFor } = require('../helpers/child-red');
+const { waitUntil } = require('../helpers/wait');
 const { SentinelSet, findRedisServer } = require('../helpers/redis');
 const { rng, demoTerminals, makePlan, chaosFlows, readRecords, outcomesById, inRedis, leaseHolder, touchedAtGateway, verdict, some } = require('../helpers/outbox-chaos');
 
@@ -76,6 +77,8 @@ const OUTBOX_OF = { 'terminal/messages': 'send', 'terminal/to_multiple': 'send',
 const ACCEPT_FAILED = /^(SHARED_STATE|STORAGE) .*(accepting into the outbox|is not open)/s;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** A wait that reads the records file: every 500 ms (child-red.js's waitFor looks every 25 ms). */
+const waitUntilEvery = (pred, ms, what, detail) => waitUntil(pred, ms, what, { detail, every: 500 });
 
 /** For the trace: per outbox, its entries by state (w waiting again, s sending, e ended) and the most attempts of one. */
 const STATES = `local out = {}
@@ -285,16 +288,24 @@ function events() {
       await sleep(300); // a script the dead instance sent runs (or not) by now
       // What its life took: accepted (in Redis, or its outcome recorded), or fed again.
       const kept = new Set((await inRedis(redis, PREFIX)).map((r) => r.id));
+      // Each read of the records parses the whole file: once per look, never once per msg (the
+      // simulator runs in this process: a busy test process slows its replies past the timeout).
       const ended = () => outcomesById(readRecords(file));
+      const endedNow = ended();
       const again = [];
       const touched = [];
       for (const id of victim.life) {
-        if (ended().has(id) || kept.has(id)) continue;
+        if (endedNow.has(id) || kept.has(id)) continue;
         if (touchedAtGateway(sim, byId.get(id))) touched.push(id); // sent by a drainer: its record comes
         else again.push(byId.get(id));
       }
-      await waitFor(() => touched.every((id) => ended().has(id)), 10000, 'the outcomes of sent msgs').catch(() => {});
-      figures.lostOutcomes.push(...touched.filter((id) => !ended().has(id)));
+      const allIn = () => {
+        const by = ended();
+        return touched.every((id) => by.has(id));
+      };
+      await waitUntilEvery(allIn, 10000, 'the outcomes of sent msgs').catch(() => {});
+      const endedLast = ended();
+      figures.lostOutcomes.push(...touched.filter((id) => !endedLast.has(id)));
       again.sort((a, b) => feeder.lastFeed.get(a.id).seq - feeder.lastFeed.get(b.id).seq);
       feeder.again.unshift(...again);
       figures.refed += again.length;
@@ -333,9 +344,12 @@ function events() {
     await sim.server.link.up();
     const outcomes = () => outcomesById({ lines: readRecords(file).lines.map((r, i) => (acceptFailed.has(i) ? { t: 'done' } : r)) });
     const lost = new Set(figures.lostOutcomes);
-    const left = () => plan.filter((m) => !outcomes().has(m.id) && !lost.has(m.id));
+    const left = () => {
+      const by = outcomes();
+      return plan.filter((m) => !by.has(m.id) && !lost.has(m.id));
+    };
     feeding = feeder.run(rng(SEED + 3), () => refeedFailed() && left().length === 0);
-    await waitFor(() => refeedFailed() && feeder.done && left().length === 0, DRAIN_MS, 'every msg to end', () => `${left().length} msgs without an outcome (${left().slice(0, 5).map((m) => m.id)}); ${instances.map((i) => `${i.tag}: ${i.red.lastLines().slice(-800)}`).join('\n')}`).catch((err) => {
+    await waitUntilEvery(() => refeedFailed() && feeder.done && left().length === 0, DRAIN_MS, 'every msg to end', () => `${left().length} msgs without an outcome (${left().slice(0, 5).map((m) => m.id)}); ${instances.map((i) => `${i.tag}: ${i.red.lastLines().slice(-800)}`).join('\n')}`).catch((err) => {
       console.log(`      [figures so far] ${JSON.stringify(figures)}`);
       throw err;
     });
