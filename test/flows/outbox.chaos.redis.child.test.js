@@ -74,7 +74,8 @@ const SEND_ROUTES = ['terminal/messages', 'terminal/to_multiple', 'terminal/mode
 const READ_ROUTES = ['terminal/status', 'terminal/fw_messages', 'terminal/info', 'terminal/auth'];
 const OUTBOX_OF = { 'terminal/messages': 'send', 'terminal/to_multiple': 'send', 'terminal/mode': 'mode', 'terminal/cancel': 'cancel' };
 // An acceptance that failed (nothing acknowledged as accepted): the msg is fed again.
-const ACCEPT_FAILED = /^(SHARED_STATE|STORAGE) .*(accepting into the outbox|is not open)/s;
+// (The recorder keeps 200 characters of the message: "accepting into the outbox" may be cut.)
+const ACCEPT_FAILED = /^(SHARED_STATE|STORAGE) .*(accepting into the|is not open)/s;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** A wait that reads the records file: every 500 ms (child-red.js's waitFor looks every 25 ms). */
