@@ -106,15 +106,17 @@ function entryKey(e, dest) {
 const outboxSettings = (name) => ({ outbox: 'on', outboxName: name, ttlSeconds: 3600, outboxMaxEntries: 10000, outboxMaxBytes: 67108864, whenFull: 'reject' });
 
 /** A function node (tab1) appending one JSON line per msg: `expr` the object. */
-const recorder = (id, expr) => ({ id, z: 'tab1', type: 'function', func: `global.get('append')(JSON.stringify(${expr}) + '\\n');\nreturn null;`, outputs: 0, wires: [] });
+const recorder = (id, expr) => ({ id, z: 'tab1', type: 'function', func: `global.get('append')(JSON.stringify({ ...${expr}, by: env.get('IOTGW_TAG') }) + '\\n');\nreturn null;`, outputs: 0, wires: [] });
 
 /**
  * The flow: POST /chaos/feed with an array of planned msgs -> one msg each to its sending node
  * (outbox on) -> output 1 "ok", output 2 "rej", a Catch of the three "err", a Complete "done";
- * each a line through the synchronous append (child-red.js), with the msg's chaosId.
- * `gateway`: props of the account (gw1).
+ * each a line through the synchronous append (child-red.js), with the msg's chaosId and the
+ * runtime's IOTGW_TAG (`by`, a fleet's instance: RedFleet.start(tag)).
+ * `gateway`: props of the account (gw1); `redis`: props of an iotgw-redis node (r) the account
+ * names, so the outboxes live in Redis (a fleet's, outbox.chaos.redis.child.test.js).
  */
-function chaosFlows(sim, gateway = {}) {
+function chaosFlows(sim, gateway = {}, { redis } = {}) {
   const route = `const out = [[], [], []];
 const at = { send: 0, mode: 1, cancel: 2 };
 for (const m of msg.payload) {
@@ -132,7 +134,8 @@ return [null, null, null, msg];`;
   const placed = (nodes) => nodes.map((n, i) => (n.z ? { x: 200, y: 40 * (i + 1), ...n } : n));
   return placed([
     { id: 'tab1', type: 'tab', label: 'outbox chaos' },
-    childGateway(sim, { rateLimitCalls: 10, rateLimitWindowSeconds: 1, maxConcurrent: 3, timeoutSeconds: 5, ...gateway }),
+    ...(redis ? [{ id: 'r', type: 'iotgw-redis', ...redis }] : []),
+    childGateway(sim, { rateLimitCalls: 10, rateLimitWindowSeconds: 1, maxConcurrent: 3, timeoutSeconds: 5, ...(redis ? { redis: 'r' } : {}), ...gateway }),
     { id: 'feed', z: 'tab1', type: 'http in', url: '/chaos/feed', method: 'post', upload: false, wires: [['route']] },
     { id: 'route', z: 'tab1', type: 'function', func: route, outputs: 4, wires: [['send'], ['mode'], ['cancel'], ['fedres']] },
     { id: 'fedres', z: 'tab1', type: 'http response', statusCode: '200', wires: [] },
@@ -215,6 +218,39 @@ async function keptOnDisk(userDir) {
   return ids;
 }
 
+/**
+ * The msgs a fleet's outboxes hold in Redis (RedisOutboxStore's keys under `prefix`, outbox-lua.ts:
+ * `mj` the msgs' JSON, `mh` their heads with the first seq): [{outbox, id (chaosId), seq}].
+ * `redis`: an ioredis client on the master.
+ */
+const IN_REDIS = `local out = {}
+for _, mj in ipairs(redis.call('KEYS', ARGV[1] .. '*:outbox:*:mj')) do
+  local base = string.sub(mj, 1, -4)
+  local name = string.match(base, ':outbox:(.*)$')
+  local kv = redis.call('HGETALL', mj)
+  for i = 1, #kv, 2 do
+    local id = string.match(kv[i + 1], '"chaosId":"([^"]*)"')
+    local head = redis.call('HGET', base .. ':mh', kv[i])
+    if id then table.insert(out, name .. ' ' .. id .. ' ' .. ((head and string.match(head, '^{"s":(%d+)')) or '')) end
+  end
+end
+return out`;
+async function inRedis(redis, prefix) {
+  const rows = await redis.eval(IN_REDIS, 0, prefix);
+  return rows.map((r) => {
+    const [outbox, id, seq] = r.split(' ');
+    return { outbox: outbox.replace(/^chaos-/, ''), id, seq: seq ? Number(seq) : undefined };
+  });
+}
+
+/** The process id of the instance that holds the drain lease of outbox `name` (its value: `<pid>-<tag>:<fence>`, iotgw-redis.ts), or undefined. */
+async function leaseHolder(redis, prefix, name) {
+  const keys = await redis.keys(`${prefix}*:lease:outbox:${name}`);
+  const v = keys.length ? await redis.get(keys[0]) : null;
+  const pid = v && /^(\d+)-/.exec(v);
+  return pid ? Number(pid[1]) : undefined;
+}
+
 /** Did the gateway create (or cancel) anything of msg `m`? */
 function touchedAtGateway(sim, m) {
   const c = sim.terminal.creations;
@@ -227,7 +263,9 @@ function touchedAtGateway(sim, m) {
  *   twice across a kill as repeatAcrossKill allows (those in `repeated`);
  * - `created`: each entry created exactly once at each of its destinations;
  * - `order`: per outbox, destination and priority, the gateway's message IDs rise in acceptance
- *   order (`acceptedAt(id)`: the feed that got the msg accepted, then the item's place);
+ *   order (`acceptedAt(id)`: the feed that got the msg accepted, then the item's place; or a
+ *   list of {group, at}: msgs are compared within each group only, a fleet's instance, whose
+ *   accepts have an order, undefined `at` leaving a msg out of that group);
  * - `cancelled`: each target cancelled exactly once; `expired`: none (every TTL had time).
  */
 function verdict(sim, plan, records, acceptedAt, lifeOf) {
@@ -251,9 +289,13 @@ function verdict(sim, plan, records, acceptedAt, lifeOf) {
         const x = created.get(entryKey(e, d));
         if (!x || x.count !== 1) v.created.push(`${m.id}[${i}] to ${d}: created ${x ? x.count : 0} times`);
         if (!x) continue;
-        const line = `${e.outbox} ${d} p${m.priority ?? 4}`;
-        if (!lines.has(line)) lines.set(line, []);
-        lines.get(line).push({ at: acceptedAt(m.id) * 1000 + i, gw: BigInt(x.ids[0]), what: `${m.id}[${i}]` });
+        const at = acceptedAt(m.id);
+        for (const o of Array.isArray(at) ? at : [{ group: '', at }]) {
+          if (o.at === undefined) continue;
+          const line = `${e.outbox} ${d} p${m.priority ?? 4}${o.group ? ` (${o.group})` : ''}`;
+          if (!lines.has(line)) lines.set(line, []);
+          lines.get(line).push({ at: o.at * 1000 + i, gw: BigInt(x.ids[0]), what: `${m.id}[${i}]` });
+        }
       }
     });
   }
@@ -267,4 +309,4 @@ function verdict(sim, plan, records, acceptedAt, lifeOf) {
 /** The first few of a list of problems, and how many. */
 const some = (list, n = 8) => (list.length ? `${list.length}: ${list.slice(0, n).join('; ')}${list.length > n ? '; ...' : ''}` : 'none');
 
-module.exports = { rng, demoTerminals, makePlan, entryKey, chaosFlows, readRecords, outcomesById, repeatAcrossKill, keptOnDisk, touchedAtGateway, verdict, some };
+module.exports = { rng, demoTerminals, makePlan, entryKey, chaosFlows, readRecords, outcomesById, repeatAcrossKill, keptOnDisk, inRedis, leaseHolder, touchedAtGateway, verdict, some };

@@ -5,7 +5,8 @@
  * - Atomic: each call is one Lua script (outbox-lua.ts says the keys), safe to run twice.
  * - Durable as the marks are: a call resolves once Redis ran it and, with Sentinel or a
  *   Cluster, once a replica has it (WAIT 1, or the master alone when it has no replica
- *   online: RedisConnection.acknowledged). A failure rejects with SHARED_STATE (the
+ *   online: RedisConnection.acknowledged), on the master that ran it (a failover between
+ *   the two: run again on the new master, `call`). A failure rejects with SHARED_STATE (the
  *   bounds: OUTBOX_FULL) and changed nothing.
  * - Bounded: the entries and bytes bounds are checked in the accept script, fleet-wide (the
  *   engine's whenFull policy makes room first, on what it knows); replies stay far below
@@ -55,6 +56,9 @@ interface Encoded {
   args: string[];
   bytes: number;
 }
+
+/** How many master changes between a write and its acknowledgement a store call rides out (the script run again each time). */
+const MASTER_CHANGES = 3;
 
 /** The keys of one outbox (outbox-lua.ts). */
 function outboxKeys(keys: AccountKeys, name: string) {
@@ -185,10 +189,22 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
     return text === undefined ? undefined : (JSON.parse(text) as JsonObject);
   }
 
+  /**
+   * A mark the master ran but no replica acknowledged (one lagging past the WAIT's timeout, or
+   * the node no master any more) rejects, and the drain takes it as not made: no request
+   * leaves, the entries wait again in its memory and are marked later with a new attempt. In
+   * Redis they stayed marked with this one, so every later mark was refused as stale and the
+   * outbox stalled until another instance took its lease. They are put back to waiting first.
+   */
   async markSending(ids: string[], attempt: SendAttempt): Promise<void> {
     if (!ids.length) return;
     const k = this.k;
-    await this.fenced('marking a send in the outbox', this.lua.mark, [k.lease, k.meta, k.w, k.e, k.s, k.a], [JSON.stringify(attempt), ...ids]);
+    try {
+      await this.fenced('marking a send in the outbox', this.lua.mark, [k.lease, k.meta, k.w, k.e, k.s, k.a], [JSON.stringify(attempt), ...ids]);
+    } catch (err) {
+      if (err instanceof SharedStateError && err.reason === 'unacknowledged') await this.backToWaiting(ids).catch(() => undefined);
+      throw err;
+    }
   }
 
   async end(ends: Array<{ id: string; outcome: EntryOutcome }>): Promise<void> {
@@ -281,13 +297,26 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
     if (this.closed) throw new GatewayError('SHARED_STATE', `the outbox store "${this.name}" is closed`);
   }
 
-  /** One script, acknowledged when it wrote (`ack`); its errors as the outbox's. */
+  /**
+   * One script, acknowledged when it wrote (`ack`); its errors as the outbox's. WAIT counts
+   * the writes of its own connection: when the master changed between the script and its
+   * acknowledgement (a failover; the connection asked the new master), the acknowledgement
+   * says nothing of the write, which may have died with the old master. The script is then
+   * run again on the new master (each is safe to run twice: an accept finds its msg), and
+   * acknowledged there; at most MASTER_CHANGES times, then SHARED_STATE.
+   */
   private async call<T>(what: string, lua: Script, keys: string[], args: (string | number)[], parse: (v: unknown) => T, ack = true): Promise<T> {
     this.check();
+    const key = keys[1] ?? keys[0]!;
     try {
-      const out = await this.conn.run(what, async (r) => parse(await lua(r, keys, args)), { timeoutMs: this.opts.timeoutMs });
-      if (ack) await this.conn.acknowledged(what, keys[1] ?? keys[0]!, this.opts.timeoutMs);
-      return out;
+      for (let changes = 0; ; changes++) {
+        const out = await this.conn.run(what, async (r) => parse(await lua(r, keys, args)), { timeoutMs: this.opts.timeoutMs });
+        if (!ack) return out;
+        const wrote = this.conn.master(key);
+        await this.conn.acknowledged(what, key, this.opts.timeoutMs);
+        if (this.conn.master(key) === wrote) return out;
+        if (changes >= MASTER_CHANGES) throw new SharedStateError(`${this.conn.label}: the master changed ${changes + 1} times before a replica acknowledged the write while ${what}`, 'unacknowledged');
+      }
     } catch (err) {
       throw outboxError(err, what, this.name);
     }
