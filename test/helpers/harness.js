@@ -21,8 +21,11 @@ const OUR_NODES = Object.values(require('../../package.json')['node-red'].nodes)
  * already registered": each registers once per load here (registeredCore, emptied by load).
  */
 const registeredCore = new Set();
+/** A core module a test requires itself (`@node-red/nodes/core/common/25-catch.js`) -> its once-per-load wrapper. */
+const coreWrappers = new Map();
 for (const type of Object.keys(helper._nodeModules)) {
   const register = helper._nodeModules[type];
+  coreWrappers.set(register, type);
   helper._nodeModules[type] = (red) => {
     if (registeredCore.has(type)) return undefined;
     registeredCore.add(type);
@@ -46,6 +49,7 @@ const helperLoad = helper.load;
 helper.load = async function (...args) {
   if (this._log && typeof this._log.log.restore === 'function') await this.unload();
   registeredCore.clear();
+  if (Array.isArray(args[0])) args[0] = args[0].map((fn) => (coreWrappers.has(fn) ? helper._nodeModules[coreWrappers.get(fn)] : fn));
   return helperLoad.apply(this, args);
 };
 
