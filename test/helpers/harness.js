@@ -21,17 +21,32 @@ const OUR_NODES = Object.values(require('../../package.json')['node-red'].nodes)
  * already registered": each registers once per load here (registeredCore, emptied by load).
  */
 const registeredCore = new Set();
-/** A core module a test requires itself (`@node-red/nodes/core/common/25-catch.js`) -> its once-per-load wrapper. */
+/** A core module's own register function (as a test may require it itself: `@node-red/nodes/core/common/25-catch.js`) -> its type. */
 const coreWrappers = new Map();
-for (const type of Object.keys(helper._nodeModules)) {
-  const register = helper._nodeModules[type];
-  coreWrappers.set(register, type);
-  helper._nodeModules[type] = (red) => {
-    if (registeredCore.has(type)) return undefined;
-    registeredCore.add(type);
-    return register(red);
-  };
+/** One wrapper per type, kept across helper.init() (a file that calls init again in a mocha worker must not undo them). */
+const wrappers = {};
+const originals = new Map();
+function wrapCore() {
+  for (const type of Object.keys(helper._nodeModules)) {
+    const current = helper._nodeModules[type];
+    if (current === wrappers[type]) continue;
+    originals.set(type, current);
+    coreWrappers.set(current, type);
+    wrappers[type] ??= (red) => {
+      if (registeredCore.has(type)) return undefined;
+      registeredCore.add(type);
+      return originals.get(type)(red);
+    };
+    helper._nodeModules[type] = wrappers[type];
+  }
 }
+wrapCore();
+const helperInit = helper.init;
+helper.init = function (...args) {
+  const r = helperInit.apply(this, args);
+  wrapCore();
+  return r;
+};
 const CORE_NODES = ['catch', 'status', 'complete'].map((type) => helper._nodeModules[type]);
 const ALL_NODES = [...OUR_NODES, ...CORE_NODES];
 
@@ -49,6 +64,7 @@ const helperLoad = helper.load;
 helper.load = async function (...args) {
   if (this._log && typeof this._log.log.restore === 'function') await this.unload();
   registeredCore.clear();
+  wrapCore();
   if (Array.isArray(args[0])) args[0] = args[0].map((fn) => (coreWrappers.has(fn) ? helper._nodeModules[coreWrappers.get(fn)] : fn));
   return helperLoad.apply(this, args);
 };
