@@ -222,7 +222,8 @@ export class Drain {
     else this.addUnknown(attempt, ends.map((x) => x.entry), this.ob.now() + this.reconcileEvery(), since);
     if (backDone.status === 'fulfilled') this.ob.requeue(back);
     else this.addUnknown(attempt, back, this.ob.now() + this.reconcileEvery(), since);
-    if (endDone.status === 'rejected' || backDone.status === 'rejected') this.problem = 'the outbox store cannot be written';
+    const refused = [endDone, backDone].find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (refused) this.problem = `the outbox store cannot be written: ${reasonOf(refused.reason)}`;
   }
 
   private async reconcile(g: UnknownGroup): Promise<void> {
