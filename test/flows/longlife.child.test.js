@@ -119,10 +119,15 @@ describe('long life: many redeploys of a flow with every node (child Node-RED, f
     await new Promise((r) => setTimeout(r, ms));
   }
 
-  /** The child's reading (mem) once no socket is open (the admin API's close 0.5 s after the last request: PROBE), or after 10 s as it is. */
+  /**
+   * The child's reading (mem) once no socket is open (the admin API's close 0.5 s after the last request: PROBE) and no
+   * file request is in flight (a deploy writes the flows file: an FSReqCallback taken into the baseline failed a run),
+   * or after 10 s as it is.
+   */
   async function memSettled() {
+    const busy = (r) => r.TCPSocketWrap || r.FSReqCallback || r.FSReqPromise;
     let m = await mem();
-    for (const end = Date.now() + 10000; m.resources.TCPSocketWrap && Date.now() < end; m = await mem()) await settle(250);
+    for (const end = Date.now() + 10000; busy(m.resources) && Date.now() < end; m = await mem()) await settle(250);
     return m;
   }
 
