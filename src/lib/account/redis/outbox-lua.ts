@@ -220,3 +220,34 @@ export const SLICE = `local v = redis.call('HGET', KEYS[1], ARGV[1])
 if not v then return {-1, ''} end
 local from = tonumber(ARGV[2])
 return {#v, string.sub(v, from + 1, from + tonumber(ARGV[3]))}`;
+
+/**
+ * KEYS: meta, z, w, e, i, s, a, sa, mh, mj (FORGET's). ARGV: msg key. After an accept whose
+ * reply was lost (the store's accept): the msg and its entries are deleted if none of them was
+ * touched (no state, no attempt: no drainer marked it), else kept. Returns {0 never there |
+ * 1 withdrawn | 2 kept (a drainer got there first), first seq (0: none), entries, bytes}.
+ * Safe to run twice (a second run finds it gone, or touched).
+ */
+export const WITHDRAW = `${LIB}
+local head = redis.call('HGET', KEYS[9], ARGV[1])
+if not head then local f = figures(KEYS[1]) return {0, 0, f[1], f[2]} end
+local first, n, b = string.match(head, '^{"s":(%d+).-"n":(%d+),"b":(%d+)')
+for i = 0, tonumber(n) - 1 do
+  local id = ARGV[1] .. '/' .. i
+  if redis.call('HEXISTS', KEYS[6], id) == 1 or redis.call('HEXISTS', KEYS[7], id) == 1 then
+    local f = figures(KEYS[1])
+    return {2, tonumber(first), f[1], f[2]}
+  end
+end
+for i = 0, tonumber(n) - 1 do
+  local id = ARGV[1] .. '/' .. i
+  redis.call('ZREM', KEYS[2], id)
+  redis.call('ZREM', KEYS[3], id)
+  for h = 4, 8 do redis.call('HDEL', KEYS[h], id) end
+end
+redis.call('HDEL', KEYS[9], ARGV[1])
+redis.call('HDEL', KEYS[10], ARGV[1])
+redis.call('HINCRBY', KEYS[1], 'entries', -tonumber(n))
+redis.call('HINCRBY', KEYS[1], 'bytes', -tonumber(b))
+local f = figures(KEYS[1])
+return {1, 0, f[1], f[2]}`;

@@ -7,7 +7,8 @@
  *   Cluster, once a replica has it (WAIT 1, or the master alone when it has no replica
  *   online: RedisConnection.acknowledged), on the master that ran it (a failover between
  *   the two: run again on the new master, `call`). A failure rejects with SHARED_STATE (the
- *   bounds: OUTBOX_FULL) and changed nothing.
+ *   bounds: OUTBOX_FULL) and changed nothing; an accept whose reply was lost is withdrawn
+ *   first (`withdraw`), or resolves when a drainer already marked it, or says it is unknown.
  * - Bounded: the entries and bytes bounds are checked in the accept script, fleet-wide (the
  *   engine's whenFull policy makes room first, on what it knows); replies stay far below
  *   the connection's bound: open() reads the entries in pages of at most `pageBytes`,
@@ -31,7 +32,7 @@ import type { AccountKeys } from './keys';
 import type { RedisConnection } from './connection';
 import { SharedStateError } from './errors';
 import { RedisFeedLease, type LeaseState } from './feed-lease';
-import { ACCEPT, BACK_TO_WAITING, END, FORGET, MARK_SENDING, PAGE, SLICE, SUMMARY, VALUES } from './outbox-lua';
+import { ACCEPT, BACK_TO_WAITING, END, FORGET, MARK_SENDING, PAGE, SLICE, SUMMARY, VALUES, WITHDRAW } from './outbox-lua';
 import { parsePage, pairs, figuresOf, type Page } from './outbox-replies';
 import { script, type Script } from './script';
 
@@ -59,6 +60,8 @@ interface Encoded {
 
 /** How many master changes between a write and its acknowledgement a store call rides out (the script run again each time). */
 const MASTER_CHANGES = 3;
+/** How many withdraw calls (each up to the store's timeout) an accept whose outcome is unknown makes before it says so. */
+const WITHDRAW_TRIES = 3;
 
 /** The keys of one outbox (outbox-lua.ts). */
 function outboxKeys(keys: AccountKeys, name: string) {
@@ -75,7 +78,7 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
   readonly feed: string;
   private readonly k: ReturnType<typeof outboxKeys>;
   private readonly lua = {
-    accept: script(ACCEPT), mark: script(MARK_SENDING), end: script(END), back: script(BACK_TO_WAITING), forget: script(FORGET), page: script(PAGE), values: script(VALUES), summary: script(SUMMARY),
+    accept: script(ACCEPT), mark: script(MARK_SENDING), end: script(END), back: script(BACK_TO_WAITING), forget: script(FORGET), page: script(PAGE), values: script(VALUES), summary: script(SUMMARY), withdraw: script(WITHDRAW),
   };
   private figs = { entries: 0, bytes: 0 };
   private sized?: Encoded;
@@ -173,9 +176,39 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
     this.sized = undefined;
     const k = this.k;
     const args = [msg.key, entries.length, enc.bytes, this.opts.maxEntries ?? Number.MAX_SAFE_INTEGER, this.opts.maxBytes ?? Number.MAX_SAFE_INTEGER, ...enc.args];
-    const [first, ...figs] = await this.call('accepting into the outbox', this.lua.accept, [k.seq, k.meta, k.z, k.w, k.e, k.i, k.mh, k.mj], args, (v) => figuresOf(v, 3, 'the accept script'));
-    this.figs = { entries: figs[0]!, bytes: figs[1]! };
-    return first!;
+    this.check();
+    try {
+      const [first, ...figs] = await this.call('accepting into the outbox', this.lua.accept, [k.seq, k.meta, k.z, k.w, k.e, k.i, k.mh, k.mj], args, (v) => figuresOf(v, 3, 'the accept script'));
+      this.figs = { entries: figs[0]!, bytes: figs[1]! };
+      return first!;
+    } catch (err) {
+      if (err instanceof GatewayError && err.code === 'OUTBOX_FULL') throw err;
+      return this.withdraw(msg.key, err as GatewayError);
+    }
+  }
+
+  /**
+   * An accept whose reply never came (a timeout, a dropped connection, a WAIT not answered) may
+   * have run: its entries would then be sent later, after its msg ended with the error. Its
+   * msg is withdrawn if no drainer touched it (nothing kept: the error is true), else the accept
+   * happened and resolves with its first seq; when Redis does not answer that either, the error
+   * says the outcome is unknown.
+   */
+  private async withdraw(key: string, err: GatewayError): Promise<number> {
+    const k = this.k;
+    const said = err.message.replace(/; check that Redis is running.*$/, '');
+    for (let tries = 0; tries < WITHDRAW_TRIES && !this.closed; tries++) {
+      let got: number[];
+      try {
+        got = await this.call('withdrawing an accept whose reply was lost', this.lua.withdraw, [k.meta, k.z, k.w, k.e, k.i, k.s, k.a, k.sa, k.mh, k.mj], [key], (v) => figuresOf(v, 4, 'the withdraw script'));
+      } catch {
+        continue;
+      }
+      this.figs = { entries: got[2]!, bytes: got[3]! };
+      if (got[0] === 2) return got[1]!;
+      throw new GatewayError('SHARED_STATE', `${said}; nothing of this msg was kept in the outbox "${this.name}" (its accept withdrawn)`, { cause: err });
+    }
+    throw new GatewayError('SHARED_STATE', `${said}; the outcome is UNKNOWN: this msg may have been kept in the outbox "${this.name}" and its entries may still be sent (Redis did not answer the withdrawal either)`, { cause: err });
   }
 
   async load(ids: string[]): Promise<Map<string, JsonValue>> {
