@@ -27,9 +27,9 @@ import { BAD_END, entryResults, outboxInfo, outcomeError } from '../../outbox/re
 import type { AcceptOptions, JsonObject, MsgOutcome, NewEntry, OutboxKind, OutboxState, OutboxStore, WhenFull } from '../../outbox/types';
 import type { RedisConnection } from '../../account/redis/connection';
 import { AccountKeys } from '../../account/redis/keys';
-import { checkGeneralItem, checkModeItem, readIds, type ItemDefaults } from '../terminal-inputs';
+import { checkGeneralItem, readIds, type ItemDefaults } from '../terminal-inputs';
 import { DEFAULT_MAX_DESTINATIONS, checkMultipleItem } from '../to-multiple';
-import { TerminalClient, asList, refuse, type MessageInput, type ModeInput, type SubmitMessagesOptions, type SubmitModesOptions } from './terminal';
+import { TerminalClient, asList, checkModeItems, refuse, type MessageInput, type ModeInput, type SubmitMessagesOptions, type SubmitModesOptions } from './terminal';
 import type { MultipleMessageInput } from './terminal-more';
 import { intOption, textOption } from './options';
 
@@ -256,13 +256,7 @@ export class TerminalOutbox extends EventEmitter {
 
   /** Like client.submitModes, kept in the outbox. */
   async submitModes(items: ModeInput | ModeInput[], options: SubmitModesOptions & OutboxSendOptions = {}): Promise<OutboxReceipt> {
-    const family = options.family ?? 'any';
-    if (family !== 'any' && family !== 'IDP' && family !== 'OGx') throw badInput('family', `must be "IDP", "OGx" or "any", not ${showValue(family)}`);
-    const defaults = { mode: options.mode ?? 0, wakeup: options.wakeupInterval ?? 0 };
-    const problems: string[] = [];
-    const checked = asList(items, 'items').map((raw, i) => checkModeItem(raw, Array.isArray(items) ? `items[${i}]` : 'items', defaults, family, problems));
-    refuse(problems);
-    return this.accept('mode', checked, options);
+    return this.accept('mode', checkModeItems(items, options), options);
   }
 
   /** Like client.cancel, kept in the outbox (a cancel sent twice cancels nothing twice). */

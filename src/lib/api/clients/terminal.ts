@@ -224,6 +224,17 @@ function fromUtcText(v: unknown): string {
 }
 
 /** Throws BAD_INPUT with every problem, as the nodes do. */
+/** submitModes' items checked (the client's call and its outbox alike): BAD_INPUT naming every bad field. */
+export function checkModeItems(items: ModeInput | ModeInput[], options: SubmitModesOptions): ModeItem[] {
+  const family = options.family ?? 'any';
+  if (family !== 'any' && family !== 'IDP' && family !== 'OGx') throw badInput('family', `must be "IDP", "OGx" or "any", not ${showValue(family)}`);
+  const defaults = { mode: options.mode ?? 0, wakeup: options.wakeupInterval ?? 0 };
+  const problems: string[] = [];
+  const checked = asList(items, 'items').map((raw, i) => checkModeItem(raw, Array.isArray(items) ? `items[${i}]` : 'items', defaults, family, problems));
+  refuse(problems);
+  return checked as ModeItem[];
+}
+
 export function refuse(problems: string[]): void {
   if (problems.length) throw new GatewayError('BAD_INPUT', joinProblems(problems), { field: problems[0]!.split(':')[0] });
 }
@@ -297,13 +308,8 @@ export class TerminalClient implements TerminalContext {
 
   /** Sets operating modes / wake-up intervals (endpoint 1). One result per item, in order. */
   async submitModes(items: ModeInput | ModeInput[], options: SubmitModesOptions = {}): Promise<SubmitOutcome[]> {
-    const family = options.family ?? 'any';
-    if (family !== 'any' && family !== 'IDP' && family !== 'OGx') throw badInput('family', `must be "IDP", "OGx" or "any", not ${showValue(family)}`);
-    const defaults = { mode: options.mode ?? 0, wakeup: options.wakeupInterval ?? 0 };
-    const problems: string[] = [];
-    const checked = asList(items, 'items').map((raw, i) => checkModeItem(raw, Array.isArray(items) ? `items[${i}]` : 'items', defaults, family, problems));
-    refuse(problems);
-    return this.inBatches(checked as ModeItem[], (batch) => postModes(this, batch, options), ['ID', 'UserMessageID']);
+    const checked = checkModeItems(items, options);
+    return this.inBatches(checked, (batch) => postModes(this, batch, options), ['ID', 'UserMessageID']);
   }
 
   /** Sends general to-mobile messages (`submit/messages`). One result per item, in order. */
