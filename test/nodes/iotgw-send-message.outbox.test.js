@@ -180,7 +180,7 @@ describe('iotgw-send-message: the outbox', function () {
     assert.ok(logText().includes(raw(1049)));
   });
 
-  it('a folder in use by another process: the status and a logged error say so, each msg ends with STORAGE, nothing sent', async function () {
+  it('a folder in use by another process: the status and a logged error say so, each msg ends with STORAGE, nothing sent; once the holder dies the node takes the folder by itself', async function () {
     const folder = path.join(userDir, 'iotgw-outbox', 'edge');
     fs.mkdirSync(folder, { recursive: true });
     const holder = spawn(process.execPath, [path.join(__dirname, '../helpers/outbox-lock-child.js'), folder, '--now'], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -204,6 +204,15 @@ describe('iotgw-send-message: the outbox', function () {
       assert.ok(logged('send').some((t) => /could not be opened: the outbox is in use by another process/.test(t)), JSON.stringify(logged('send')));
       assert.equal(created(), 0);
       assert.equal(logText().includes(raw(20)), false, 'nothing kept');
+      // The holder dies: the node tries the folder again by itself (no redeploy) and takes it.
+      holder.kill('SIGKILL');
+      const seen = stat.length;
+      await until(() => stat.slice(seen).some((m) => m.status.fill !== 'red' && /^outbox/.test(m.status.text)), 30000, 'the outbox open once its holder is gone', () => JSON.stringify(stat.slice(seen).map((m) => m.status)));
+      const ok = collect(n.get('ok'));
+      n.get('send').receive({ payload: { DestinationID: DEST, RawPayload: raw(22) } });
+      await until(() => ok.length === 1, 30000, 'the msg sent through the outbox');
+      assert.equal(created(), 1);
+      assert.equal(caught.length, 2, 'no error for the msg after the folder was taken');
     } finally {
       holder.kill('SIGKILL');
     }

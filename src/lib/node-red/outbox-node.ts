@@ -24,13 +24,14 @@
  *   wait (their done() is left: the node that has the outbox next ends them, once).
  * - Status: `outbox: 1,204 waiting, oldest 38 min` (red while the account is refused). An
  *   outbox that cannot be opened (its folder in use by another process, STORAGE) turns the
- *   status red and is logged as an error once; every msg then ends with done(err).
+ *   status red and is logged as an error once; every msg then ends with done(err) until it opens
+ *   (a folder in use is tried again every 5 s: the holder may stop).
  */
 import type { Node, NodeAPI, NodeMessage, NodeMessageInFlow } from 'node-red';
 import { GatewayError, badInput, toGatewayError } from '../common/errors';
 import { showValue } from '../common/int64';
 import { numberSetting, type Msg } from './node-kit';
-import { acquireOutbox, releaseOutbox, type OutboxSettings, type OutboxUser, type SharedOutbox } from './outbox-registry';
+import { IN_USE_RETRY_MS, acquireOutbox, releaseOutbox, type OutboxSettings, type OutboxUser, type SharedOutbox } from './outbox-registry';
 import type { AcceptOptions, EntryResult, JsonObject, MsgOutcome, NewEntry, OutboxState } from '../outbox/types';
 import type { GatewayNode } from './config-nodes';
 import { BAD_END, entryResults, outboxInfo, outcomeError } from '../outbox/results';
@@ -172,7 +173,7 @@ class OutboxNodeRunner implements OutboxUser {
       (e: unknown) => {
         // E.g. the folder in use by another process: said once here, and by each msg's done(err).
         const err = this.notOpened(e);
-        this.node.error(`the outbox "${this.settings.name}" could not be opened: ${err.message}; each msg ends with this error until it can (redeploy)`);
+        this.node.error(`the outbox "${this.settings.name}" could not be opened: ${err.message}; each msg ends with this error until it can (tried again every ${IN_USE_RETRY_MS / 1000} s)`);
       },
     );
     this.node.on('input', (m: NodeMessageInFlow, send, done) => {

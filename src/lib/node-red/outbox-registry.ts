@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import type { Node } from 'node-red';
 import { Outbox } from '../outbox/outbox';
 import { FileOutboxStore } from '../outbox/file-store';
+import { isFolderInUse } from '../outbox/folder-lock';
 import { GatewaySender, type SenderContext } from '../outbox/gateway-sender';
 import { GatewayReconciler } from '../outbox/gateway-adapter';
 import type { MsgOutcome, OutboxState, OutboxStore, WhenFull } from '../outbox/types';
@@ -56,6 +57,8 @@ export interface SharedOutbox {
   reporter: OutboxReporter;
   /** The last 401/403 while sending (undefined: none, or fixed). */
   authProblem?: string;
+  /** The next try of an outbox whose folder another process holds (retryWhileInUse). */
+  retry?: NodeJS.Timeout;
 }
 type User = OutboxUser;
 
@@ -197,8 +200,27 @@ function open(settings: OutboxSettings, first: User, userDir: string, wait: Prom
     await wait;
     await outbox.open();
   })();
-  shared.opened.catch(() => {});
+  shared.opened.catch((e: unknown) => retryWhileInUse(shared, e));
   return shared;
+}
+
+/** How often an outbox whose folder another process holds is tried again. */
+export const IN_USE_RETRY_MS = 5000;
+
+/**
+ * The folder is held by another process (folder-lock.ts): tried again every IN_USE_RETRY_MS
+ * until it opens (the holder stopped or died: the status turns from red to the outbox's) or the
+ * last node leaves. Meanwhile each msg ends with the latest refusal (`shared.opened`).
+ */
+function retryWhileInUse(shared: SharedOutbox, e: unknown): void {
+  if (!isFolderInUse(e) || shared.abort.signal.aborted || !engines.has(shared.name)) return;
+  shared.retry = setTimeout(() => {
+    shared.retry = undefined;
+    if (shared.abort.signal.aborted || engines.get(shared.name) !== shared) return;
+    shared.opened = shared.outbox.open();
+    shared.opened.catch((again: unknown) => retryWhileInUse(shared, again));
+  }, IN_USE_RETRY_MS);
+  shared.retry.unref?.();
 }
 
 /** The outbox of this name, opened for `user` (or shared with the nodes already on it). */
@@ -223,6 +245,7 @@ export async function releaseOutbox(shared: SharedOutbox, user: User): Promise<{
   if (watch && !shared.users.some((u) => watchOf(u) === watch)) watch.outboxes.delete(shared.reporter);
   if (shared.users.length) return { last: false };
   if (engines.get(shared.name) === shared) engines.delete(shared.name);
+  clearTimeout(shared.retry);
   const done = (async () => {
     await shared.opened.catch(() => {});
     // A send in flight finishes and is recorded; one that hangs is aborted after 5 s (its

@@ -20,7 +20,8 @@
  *   folder shared over the network; or another pid namespace) refreshes its lock file's mtime
  *   every 5 s: the lock is watched for `watchMs` (30 s), stale when it was not refreshed meanwhile.
  * - A lock file that cannot be read 10 s after it was written was torn by a crash: stale.
- * - Refused: STORAGE (the outbox cannot be used), naming the folder and the holder's pid.
+ * - Refused: STORAGE (the outbox cannot be used), naming the folder and the holder's pid
+ *   (`isFolderInUse`: the node tries again, as the holder may stop).
  * - A holder whose lock file is gone or names another holder (removed by hand, or taken over
  *   after a stall longer than the watch) has lost the folder: `lost`, seen at its next refresh.
  */
@@ -149,16 +150,25 @@ async function watch(file: string, token: string, ms: number): Promise<'live' | 
   return 'stale';
 }
 
+const IN_USE = Symbol('iotgw.folderInUse');
+
+/** Whether `e` is a refusal because another holder has the folder (it may be free later: worth trying again). */
+export function isFolderInUse(e: unknown): boolean {
+  return !!e && typeof e === 'object' && (e as { [IN_USE]?: boolean })[IN_USE] === true;
+}
+
+const inUse = (err: GatewayError): GatewayError => Object.assign(err, { [IN_USE]: true });
+
 function refused(dir: string, h: LockHolder, how: 'live' | 'foreign'): GatewayError {
   const since = Number.isFinite(h.at) ? ` (held since ${new Date(h.at).toISOString()})` : '';
   const folder = `in the folder "${foreignText(dir, 200)}"${since}: one process at a time may use an outbox folder`;
   if (how === 'foreign') {
-    return new GatewayError('STORAGE', `the outbox is in use by pid ${h.pid} on host "${foreignText(h.host, 64)}" (it keeps its lock fresh), ${folder}; stop that process, or give this one a folder of its own`);
+    return inUse(new GatewayError('STORAGE', `the outbox is in use by pid ${h.pid} on host "${foreignText(h.host, 64)}" (it keeps its lock fresh), ${folder}; stop that process, or give this one a folder of its own`));
   }
-  return new GatewayError('STORAGE', `the outbox is in use by another process (pid ${h.pid}), ${folder}; stop that process, or give this one a folder of its own`);
+  return inUse(new GatewayError('STORAGE', `the outbox is in use by another process (pid ${h.pid}), ${folder}; stop that process, or give this one a folder of its own`));
 }
 
-const inUseHere = (folder: string) => new GatewayError('STORAGE', `the outbox is in use by this process already, in the folder "${foreignText(folder, 200)}": one outbox per folder`);
+const inUseHere = (folder: string) => inUse(new GatewayError('STORAGE', `the outbox is in use by this process already, in the folder "${foreignText(folder, 200)}": one outbox per folder`));
 
 /** Creates `file` with `text`, exclusively: false when it exists. */
 async function createExclusive(dir: string, file: string, text: string, token: string): Promise<boolean> {
