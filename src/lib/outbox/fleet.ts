@@ -100,6 +100,7 @@ export class Fleet {
   /** Its own accepts in flight: key -> readThrough when it started (its seq is above it), and its end. */
   private readonly pending = new Map<string, { floor: number; done: Promise<void>; end: () => void }>();
   private steps: Promise<void> = Promise.resolve();
+  private reading: Promise<void> = Promise.resolve();
   private timer?: NodeJS.Timeout;
   /** Not draining: the store's summary as last read, and the timer of the next read. */
   private seen?: StoreSummary;
@@ -174,8 +175,8 @@ export class Fleet {
 
   /**
    * A mark was refused 'unseen': the own accepts in flight end, then what the others accepted
-   * is read. Not queued behind the steps: a lease lost meanwhile waits for the drain that
-   * waits here (a read beside the timer's adopts nothing twice: adoptAll skips known keys).
+   * is read. Not queued behind the steps (a lease lost meanwhile waits for the drain that
+   * waits here), but the reads are one at a time (`refresh`).
    */
   async catchUp(): Promise<boolean> {
     await Promise.all([...this.pending.values()].map((p) => p.done));
@@ -264,8 +265,17 @@ export class Fleet {
     ob.changed();
   }
 
-  /** What the other instances accepted since the last read, into memory. */
-  private async refresh(): Promise<void> {
+  /**
+   * What the other instances accepted since the last read, into memory; one read at a time:
+   * two from the same seq could both take a msg that ended and was forgotten between them.
+   */
+  private refresh(): Promise<void> {
+    const run = this.reading.then(() => this.readNew());
+    this.reading = run.catch(() => undefined);
+    return run;
+  }
+
+  private async readNew(): Promise<void> {
     if (!this.active || this.closed) return;
     const gen = this.gen;
     const found = await this.store.openAfter(this.readThrough);
