@@ -42,7 +42,14 @@ export interface DrainHost {
   head(): { kind: OutboxEntry['kind']; expiresAt: number } | undefined;
   /** The longest run at the head of the order that `fits` accepts (at most max), taken out. */
   takeRun(max: number, fits: (kind: OutboxEntry['kind'], expiresAt: number) => boolean): OutboxEntry[];
+  /** A fleet's holder: the seq through which it read every entry (the store's mark refuses to overtake an older one after it). */
+  seenThrough?(): number | undefined;
+  /** A fleet's holder, after a mark refused 'unseen': reads what the others accepted now; false when that failed. */
+  catchUp?(): Promise<boolean>;
 }
+
+/** Marks refused 'unseen' in a row (each followed by a read) before the drain backs off. */
+const UNSEEN_TRIES = 3;
 
 /** Entries per batch for a kind: `batchMaxByKind`, else `batchMax` (a to_multiple body is one call: 1). */
 export function batchMaxOf(options: OutboxOptions, kind: OutboxEntry['kind']): number {
@@ -60,6 +67,8 @@ export class Drain {
   private stopped = false;
   /** The batch being sent (taken out of the queue until its outcome is recorded). */
   private inFlight: OutboxEntry[] = [];
+  /** Marks refused 'unseen' since the last mark made. */
+  private unseen = 0;
 
   constructor(private readonly ob: DrainHost) {}
 
@@ -166,9 +175,12 @@ export class Drain {
         if (t !== undefined) attempt.gatewayTime = t;
       }
       attempt.startedAt = this.ob.now();
-      await this.ob.store.markSending(entries.map((e) => e.id), attempt);
+      await this.ob.store.markSending(entries.map((e) => e.id), attempt, this.ob.seenThrough?.());
+      this.unseen = 0;
     } catch (err) {
       this.ob.requeue(entries);
+      // An older entry another instance accepted is not read yet: read now, and it goes first.
+      if ((err as { reason?: unknown })?.reason === 'unseen' && this.unseen++ < UNSEEN_TRIES && (await this.ob.catchUp?.())) return;
       return this.backoff(reasonOf(err));
     }
     for (const e of entries) {

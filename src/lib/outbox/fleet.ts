@@ -17,6 +17,12 @@
  *   saw the counter at N, every entry up to N is there or already forgotten.
  * - The holder's own accepts go into its memory at once (`own`: their keys, so a read
  *   that crosses them does not take them twice, also after they were forgotten).
+ * - Acceptance order across the fleet: an own accept may be newer than another instance's
+ *   not read yet. Each mark gives the store the seq read through (`seenThrough`: below that
+ *   of any own accept still in flight, whose seq is not known yet); the store refuses a mark
+ *   that would overtake an older waiting entry of the same priority ('unseen'), and the
+ *   drain then reads at once (`catchUp`: after the own accepts in flight ended) and takes its
+ *   batch again, in order.
  * - Outcomes: the instance that sends a msg's entries emits its outcome (from the msg's
  *   JSON as accepted, through its node with that outboxName). An instance that has no such
  *   node has no engine for the outbox and never takes its lease.
@@ -91,7 +97,10 @@ export class Fleet {
   readThrough = 0;
   /** This holder's own accepts: key -> first seq (Infinity while the store's accept runs). */
   readonly own = new Map<string, number>();
+  /** Its own accepts in flight: key -> readThrough when it started (its seq is above it), and its end. */
+  private readonly pending = new Map<string, { floor: number; done: Promise<void>; end: () => void }>();
   private steps: Promise<void> = Promise.resolve();
+  private reading: Promise<void> = Promise.resolve();
   private timer?: NodeJS.Timeout;
   /** Not draining: the store's summary as last read, and the timer of the next read. */
   private seen?: StoreSummary;
@@ -133,17 +142,55 @@ export class Fleet {
   /** The holder's accept starts: its key is its own (a read that crosses it leaves it). */
   accepting(key: string): number {
     this.own.set(key, Infinity);
+    let end!: () => void;
+    const done = new Promise<void>((resolve) => (end = resolve));
+    this.pending.set(key, { floor: this.readThrough, done, end });
     return this.gen;
+  }
+
+  /** Its store accept failed (nothing kept). */
+  failed(key: string): void {
+    this.own.delete(key);
+    this.settle(key);
   }
 
   /** Its store accept resolved: false when the lease changed meanwhile (it is then the store's alone). */
   accepted(key: string, seq: number, gen: number): boolean {
+    this.settle(key);
     if (gen !== this.gen || !this.active) {
       this.own.delete(key);
       return false;
     }
     this.own.set(key, seq);
     return true;
+  }
+
+  /** Every entry up to this seq is in memory or was forgotten, and no own accept in flight is older (undefined: not draining). */
+  seenThrough(): number | undefined {
+    if (!this.active) return undefined;
+    let seen = this.readThrough;
+    for (const p of this.pending.values()) seen = Math.min(seen, p.floor);
+    return seen;
+  }
+
+  /**
+   * A mark was refused 'unseen': the own accepts in flight end, then what the others accepted
+   * is read. Not queued behind the steps (a lease lost meanwhile waits for the drain that
+   * waits here), but the reads are one at a time (`refresh`).
+   */
+  async catchUp(): Promise<boolean> {
+    await Promise.all([...this.pending.values()].map((p) => p.done));
+    try {
+      await this.refresh();
+      return this.active;
+    } catch {
+      return false;
+    }
+  }
+
+  private settle(key: string): void {
+    this.pending.get(key)?.end();
+    this.pending.delete(key);
   }
 
   /** Not draining: the fleet's outbox as last read from the store (summary), else its figures of the last call. */
@@ -218,8 +265,17 @@ export class Fleet {
     ob.changed();
   }
 
-  /** What the other instances accepted since the last read, into memory. */
-  private async refresh(): Promise<void> {
+  /**
+   * What the other instances accepted since the last read, into memory; one read at a time:
+   * two from the same seq could both take a msg that ended and was forgotten between them.
+   */
+  private refresh(): Promise<void> {
+    const run = this.reading.then(() => this.readNew());
+    this.reading = run.catch(() => undefined);
+    return run;
+  }
+
+  private async readNew(): Promise<void> {
     if (!this.active || this.closed) return;
     const gen = this.gen;
     const found = await this.store.openAfter(this.readThrough);

@@ -63,6 +63,15 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
     if (isFleetStore(this.store)) this.fleet = new Fleet(this, this.store);
   }
 
+  /** A fleet's holder: every entry up to this seq read (fleet.ts). */
+  seenThrough(): number | undefined {
+    return this.fleet?.seenThrough();
+  }
+
+  catchUp(): Promise<boolean> {
+    return this.fleet ? this.fleet.catchUp() : Promise.resolve(false);
+  }
+
   /** Whether this instance drains (always, but in a fleet whose lease another instance holds). */
   drains(): boolean {
     return !this.closed && (!this.fleet || this.fleet.active);
@@ -116,7 +125,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
     try {
       seq = await this.store.accept(msg, list);
     } catch (err) {
-      this.fleet?.own.delete(key);
+      this.fleet?.failed(key);
       throw err;
     } finally {
       this.reserved.entries -= list.length;

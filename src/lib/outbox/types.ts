@@ -169,8 +169,13 @@ export interface OutboxStore {
   load(ids: string[]): Promise<Map<string, JsonValue>>;
   /** A msg's JSON as accepted (undefined when it was forgotten). */
   msgJson(key: string): Promise<JsonObject | undefined>;
-  /** The entries (waiting) are being sent now: attempts + 1 each. */
-  markSending(ids: string[], attempt: SendAttempt): Promise<void>;
+  /**
+   * The entries (waiting) are being sent now: attempts + 1 each. `seenThrough` (a fleet's
+   * store): the caller read every entry up to that seq; an older waiting entry of the same
+   * priority after it (another instance's, not read yet) refuses the mark (SHARED_STATE,
+   * reason 'unseen'), so nothing overtakes it.
+   */
+  markSending(ids: string[], attempt: SendAttempt, seenThrough?: number): Promise<void>;
   /** These entries ended. */
   end(ends: Array<{ id: string; outcome: EntryOutcome }>): Promise<void>;
   /** These sending entries were not created at the gateway: waiting again, in their place. */

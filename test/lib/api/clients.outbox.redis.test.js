@@ -4,7 +4,8 @@
  * redis-server and the bundled simulator: sends accepted during an outage by one client survive
  * its close and drain from a new client on a new connection, outcomes and all, each message
  * created once; two scripts on one outbox name: the one that does not drain accepts only
- * (`standby`), the one that drains sends its entries and gives their outcomes.
+ * (`standby`), the one that drains sends its entries and gives their outcomes, in the order
+ * they were accepted across the two (the drainer's own newer one waits for the other's).
  */
 const assert = require('node:assert/strict');
 const { describeRedis } = require('../../helpers/redis');
@@ -76,5 +77,19 @@ describeRedis('TerminalClient outbox, Redis store (issue 45, real redis-server)'
     assert.deepEqual(a.seen.find((o) => o.key === r.key).meta, { from: 'b' });
     assert.equal(b.seen.length, 0);
     assert.deepEqual([created(10), created(11)], [1, 1]);
+  });
+
+  it('acceptance order across the fleet: B accepts for a terminal, then the idle drainer A accepts a newer one for it at once: the gateway gets B\'s first', async function () {
+    const a = await open();
+    const first = await a.ob.submitMessages({ DestinationID: DEST, RawPayload: raw(20) });
+    await waitUntil(() => a.seen.some((o) => o.key === first.key), 60000, 'A drains, and is idle');
+    const b = await open();
+    const older = await b.ob.submitMessages({ DestinationID: DEST, RawPayload: raw(21) });
+    assert.equal(older.standby, true, 'B accepts only');
+    const newer = await a.ob.submitMessages({ DestinationID: DEST, RawPayload: raw(22) });
+    await waitUntil(() => [older, newer].every((r) => a.seen.some((o) => o.key === r.key)), 60000, 'both outcomes on A', () => JSON.stringify(a.ob.state()));
+    assert.deepEqual([created(21), created(22)], [1, 1]);
+    const idOf = (byte) => BigInt(sim.terminal.creations.list().find((c) => c.RawPayload && Buffer.from(c.RawPayload, 'base64').equals(Buffer.from(raw(byte), 'base64'))).ids[0]);
+    assert.ok(idOf(21) < idOf(22), `B's entry (accepted first, id ${idOf(21)}) created before A's (id ${idOf(22)})`);
   });
 });

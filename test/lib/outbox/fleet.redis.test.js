@@ -7,7 +7,8 @@
  * the other takes the lease, reconciles that send and drains the rest, nothing twice; a
  * non-holder never ends EXPIRED an entry the holder sent, and its state follows what the
  * fleet's outbox holds; a holder that stalled after the mark and lost the lease lets no
- * request leave.
+ * request leave; an accept of the holder still on its way is not overtaken by a newer one of
+ * the other instance (acceptance order across the fleet).
  */
 const assert = require('node:assert/strict');
 const { describeRedis } = require('../../helpers/redis');
@@ -187,5 +188,38 @@ describeRedis('outbox in a fleet (issue 45, real redis-server)', function (ctx) 
     assert.deepEqual(a.calls, [], 'no request left A after its lease ended');
     assert.deepEqual(b.outcomes[0].entries.map((e) => e.outcome.result), ['accepted', 'accepted', 'accepted']);
     createdOnce(items);
+  });
+
+  it('acceptance order across the fleet: the holder\'s own accept whose reply is still on its way (its seq given in Redis) is not overtaken by a newer one of another instance that the holder read meanwhile', async function () {
+    const a = instance('a');
+    await a.open();
+    await waitUntil(() => drains(a), 30000, 'A holds the lease and drains');
+    const b = instance('b');
+    await b.open();
+    let release;
+    const gate = new Promise((r) => (release = r));
+    let ran = false;
+    const acceptNow = a.st.accept.bind(a.st);
+    a.st.accept = async (...args) => {
+      const seq = await acceptNow(...args);
+      ran = true;
+      await gate; // the script ran in Redis; its reply (the WAIT of a replica, say) is slow
+      return seq;
+    };
+    let refused = 0;
+    const mark = a.st.markSending.bind(a.st);
+    a.st.markSending = (...args) => mark(...args).catch((err) => {
+      if (err.reason === 'unseen') refused++;
+      throw err;
+    });
+    const mine = accept(a, 0, 1);
+    await waitUntil(() => ran, 30000, 'A\'s accept ran in Redis');
+    const theirs = await accept(b, 1, 1);
+    await waitUntil(() => a.fleet.readThrough >= 2 && (a.calls.length > 0 || refused > 0), 30000, 'A read B\'s accept and tried to send it', { detail: () => `readThrough ${a.fleet.readThrough}, calls ${JSON.stringify(a.calls)}` });
+    release();
+    const first = await mine;
+    await waitUntil(() => a.outcomes.length === 2, 30000, () => `both outcomes on A (${a.outcomes.length})`);
+    assert.deepEqual(a.calls.flat(), [...first, ...theirs], 'A\'s (accepted first) sent before B\'s');
+    createdOnce([...first, ...theirs]);
   });
 });

@@ -3,7 +3,8 @@
  * The outbox's Redis store (issue 45; nodes.md "A fleet") against a real redis-server: the
  * file store's behaviours (all-or-nothing accepts, states that a new connection finds,
  * bounds, end and forget with their figures), the drain lease (only its holder's sends are
- * recorded; another instance takes over when it ends and finds the sends left unknown), a
+ * recorded; another instance takes over when it ends and finds the sends left unknown; a mark
+ * never overtakes an older entry another instance accepted that the drainer has not read), a
  * Redis killed during accepts (SHARED_STATE, nothing half written), pages within the reply
  * bound with 100,000 entries, the summary an instance that does not drain shows, and the
  * engine draining through it exactly once.
@@ -150,6 +151,26 @@ describeRedis('outbox Redis store (issue 45, real redis-server)', function (ctx)
     await b.backToWaiting(['m1/0']);
     await b.markSending(['m1/0'], { id: 'b3', startedAt: 6 });
     assert.equal((await reopen()).entries.find((e) => e.id === 'm1/0').attempts, 2);
+  });
+
+  it('a mark that would overtake an older waiting entry of its priority the drainer has not read (another instance\'s accept) is refused, unseen, with nothing marked; read, or of another priority, it is not', async function () {
+    const a = store();
+    const b = store();
+    await a.open();
+    await a.waitForLease();
+    await b.open();
+    await a.accept(msg('m1'), entriesOf('m1', 1)); // seq 1: the drainer read through it
+    await b.accept(msg('m2'), entriesOf('m2', 1)); // seq 2, another instance's, not read
+    await a.accept(msg('m3'), entriesOf('m3', 1)); // seq 3, the drainer's own
+    await a.accept(msg('m4'), [entry('m4', 0, { n: 0 }, 0)]); // seq 4, priority 0
+    await assert.rejects(a.markSending(['m3/0'], { id: 'x1', startedAt: 1 }, 1), (e) => e.code === 'SHARED_STATE' && e.reason === 'unseen' && /another instance/.test(e.message));
+    assert.equal((await reopen()).entries.find((e) => e.id === 'm3/0').state.phase, 'waiting', 'nothing marked');
+    await a.markSending(['m4/0'], { id: 'x2', startedAt: 2 }, 1); // priority 0: nothing older waits there
+    await a.markSending(['m1/0'], { id: 'x3', startedAt: 3 }, 1); // read
+    await a.markSending(['m2/0', 'm3/0'], { id: 'x4', startedAt: 4 }, 1); // the older one goes with it
+    await a.markSending(['m2/0', 'm3/0'], { id: 'x4', startedAt: 4 }, 1); // run twice (a reply lost)
+    const found = await reopen();
+    assert.deepEqual(['m1/0', 'm2/0', 'm3/0', 'm4/0'].map((id) => found.entries.find((e) => e.id === id).state.attempt.id), ['x3', 'x4', 'x4', 'x2']);
   });
 
   it("the account's shared state gives each instance a store of the same outbox, with the bounds it is given", async function () {

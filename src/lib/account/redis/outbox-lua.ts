@@ -54,19 +54,40 @@ redis.call('HINCRBY', KEYS[2], 'bytes', b)
 return {first, f[1] + n, f[2] + b}`;
 
 /**
- * KEYS: lease, meta, w, e, s, a. ARGV: owner:fence, attempt JSON, ids...
+ * KEYS: lease, meta, w, e, s, a. ARGV: owner:fence, seen ('' none), attempt JSON, ids...
  * Every entry must be waiting (or already in this attempt: a second run), else STALE and
- * nothing changes; the lease must be this instance's, else FENCED.
+ * nothing changes; the lease must be this instance's, else FENCED. Acceptance order across
+ * the fleet: the caller read every entry up to seq `seen`; per priority, the entries waiting
+ * in `w` with a seq after `seen` and up to the newest of this send must all be in it, else
+ * UNSEEN (an older entry another instance accepted that the caller has not read: it reads
+ * and marks again). One ZCOUNT per priority of the send: no entry read beyond the send's.
  */
 export const MARK_SENDING = `${LIB}
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('FENCED this instance does not hold the outbox lease') end
-local want = 's' .. ARGV[2]
-for i = 3, #ARGV do
+local want = 's' .. ARGV[3]
+for i = 4, #ARGV do
   local st = redis.call('HGET', KEYS[5], ARGV[i])
   if redis.call('HEXISTS', KEYS[4], ARGV[i]) == 0 then return redis.error_reply('STALE an entry is gone (forgotten)') end
   if st and st ~= 'w' and st ~= want then return redis.error_reply('STALE an entry is no longer waiting') end
 end
-for i = 3, #ARGV do
+local seen = tonumber(ARGV[2])
+if seen then
+  local top, mine = {}, {}
+  for i = 4, #ARGV do
+    local seq, p = string.match(redis.call('HGET', KEYS[4], ARGV[i]), '^{"s":(%d+),"p":(%d)')
+    seq, p = tonumber(seq), tonumber(p)
+    if seq > seen then
+      top[p] = math.max(top[p] or 0, seq)
+      if redis.call('ZSCORE', KEYS[3], ARGV[i]) then mine[p] = (mine[p] or 0) + 1 end
+    end
+  end
+  for p, hi in pairs(top) do
+    if redis.call('ZCOUNT', KEYS[3], num(p * 1e15 + seen + 1), num(p * 1e15 + hi)) > (mine[p] or 0) then
+      return redis.error_reply('UNSEEN an older entry of this priority, accepted by another instance, is not read yet')
+    end
+  end
+end
+for i = 4, #ARGV do
   if redis.call('HGET', KEYS[5], ARGV[i]) ~= want then
     redis.call('HSET', KEYS[5], ARGV[i], want)
     redis.call('HINCRBY', KEYS[6], ARGV[i], 1)

@@ -22,8 +22,9 @@
  *   engine (outbox/fleet.ts) joins the lease (`join`), and only the holder drains: when it
  *   gains the lease it reads the store (`openAfter(0)`: the entries the last holder left
  *   'sending' are reconciled), and while it holds it reads what the other instances
- *   accepted (`openAfter(seq)`, every second); the others read `summary()` (what waits,
- *   the oldest) for their status.
+ *   accepted (`openAfter(seq)`, every second, and at once when a mark is refused 'unseen':
+ *   an older entry another instance accepted goes first); the others read `summary()`
+ *   (what waits, the oldest) for their status.
  */
 import { EventEmitter } from 'node:events';
 import { GatewayError } from '../../common/errors';
@@ -228,12 +229,15 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
    * leaves, the entries wait again in its memory and are marked later with a new attempt. In
    * Redis they stayed marked with this one, so every later mark was refused as stale and the
    * outbox stalled until another instance took its lease. They are put back to waiting first.
+   * `seenThrough`: the drainer read every entry up to it; an older entry of the same priority
+   * after it refuses the mark ('unseen', MARK_SENDING), so another instance's accept is never
+   * overtaken by the drainer's own newer one.
    */
-  async markSending(ids: string[], attempt: SendAttempt): Promise<void> {
+  async markSending(ids: string[], attempt: SendAttempt, seenThrough?: number): Promise<void> {
     if (!ids.length) return;
     const k = this.k;
     try {
-      await this.fenced('marking a send in the outbox', this.lua.mark, [k.lease, k.meta, k.w, k.e, k.s, k.a], [JSON.stringify(attempt), ...ids]);
+      await this.fenced('marking a send in the outbox', this.lua.mark, [k.lease, k.meta, k.w, k.e, k.s, k.a], [seenThrough === undefined ? '' : String(seenThrough), JSON.stringify(attempt), ...ids]);
     } catch (err) {
       if (err instanceof SharedStateError && err.reason === 'unacknowledged') await this.backToWaiting(ids).catch(() => undefined);
       throw err;
@@ -356,12 +360,13 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
   }
 }
 
-/** A script's refusal as the outbox's error (FULL, FENCED, STALE); anything else SHARED_STATE. */
+/** A script's refusal as the outbox's error (FULL, FENCED, STALE, UNSEEN); anything else SHARED_STATE. */
 function outboxError(err: unknown, what: string, name: string): GatewayError {
   const m = err instanceof Error ? err.message : String(err);
   if (m.startsWith('FULL ')) return new GatewayError('OUTBOX_FULL', `the outbox "${name}" is full (${m.slice(5)}, fleet-wide); nothing of this msg was kept`);
   if (m.startsWith('FENCED ')) return new SharedStateError(`the outbox "${name}": ${m.slice(7)} (another instance drains it)`, 'fenced');
   if (m.startsWith('STALE ')) return new SharedStateError(`the outbox "${name}": ${m.slice(6)} (another instance changed it)`, 'stale');
+  if (m.startsWith('UNSEEN ')) return new SharedStateError(`the outbox "${name}": ${m.slice(7)} (it goes first)`, 'unseen');
   if (err instanceof GatewayError) return err;
   return new GatewayError('SHARED_STATE', `the outbox "${name}": Redis refused ${what} (${m.split('\n')[0]!.slice(0, 200)})`, { cause: err });
 }
