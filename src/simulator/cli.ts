@@ -15,6 +15,7 @@ const TERMINAL_FLAGS: Record<string, [keyof TerminalOptions, Kind, string]> = {
   '--throttle-as': ['throttleAs', { oneOf: ['http', 'errorId'] }, 'a throttled call is answered 429 (http, default) or HTTP 200 + ErrorID 24579/24581 (errorId)'],
   '--late-seconds': ['lateBySeconds', { int: true }, 'a status record becomes visible N s after its StatusUTC (default 0)'],
   '--late-update-seconds': ['lateUpdatesBySeconds', { int: true }, 'a terminal update becomes visible N s after its UpdateUTC (default 0)'],
+  '--crowd-status': ['crowdStatusRecords', { int: true }, 'each second a message status is recorded in first gets N other closed records (500+: a crowded second; default 0)'],
   '--empty-next-from-utc': ['emptyNextFromUTC', { oneOf: ['null', 'empty', 'from'] }, 'NextFromUTC of an empty status reply (default null)'],
   '--base-path': ['basePath', { text: true }, 'a path before /api/v{version}, e.g. /gw/v1'],
   '--echo-destination': ['echoDestination', { oneOf: ['as-sent', 'lower', 'padded'] }, 'how results echo DestinationID (default as-sent)'],

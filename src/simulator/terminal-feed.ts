@@ -34,6 +34,9 @@ export class StatusFeed {
   private nextRef = 1;
   /** Records made up by `heldSecondRecords` so far. */
   private held = 0;
+  /** Seconds crowded by `crowdStatusRecords`, and the made-up IDs given so far. */
+  private readonly crowded = new Set<number>();
+  private crowdIds = 0;
   private events = new FeedLog<StatusEvent>();
   private backlogs: Backlog[] = [];
 
@@ -63,6 +66,7 @@ export class StatusFeed {
   record(m: Message): void {
     const term = m.broadcast ? undefined : this.gw.terminals.get(m.terminal);
     const sec = this.nowSec() - Math.max(0, this.gw.options.lateBySeconds);
+    this.crowd(sec, m.account);
     m.statusSec = sec;
     m.referenceNumber = this.nextRef;
     this.events.add({
@@ -76,6 +80,14 @@ export class StatusFeed {
       ReferenceNumber: this.nextRef++,
       AccountID: m.account,
     });
+  }
+
+  /** `crowdStatusRecords`: the second `sec` gets that many made-up closed records first (once per second). */
+  private crowd(sec: number, account: string): void {
+    const n = this.gw.options.crowdStatusRecords;
+    if (!(n > 0) || this.crowded.has(sec)) return;
+    this.crowded.add(sec);
+    for (let i = 0; i < n; i++) this.addReceived(30_000_000_000n + BigInt(this.crowdIds++), sec, account);
   }
 
   /** Marks a message unknown-to-the-gateway in the status feed: a record with only ID and ErrorID. */

@@ -113,6 +113,13 @@ export interface TerminalOptions {
    */
   heldSecondRecords: number;
   /**
+   * Crowded seconds of the status feed (issue 45), 0 (off) by default: each second in which a
+   * to-mobile message's state is recorded first gets this many made-up closed records of the
+   * same account (other traffic), so with N at or above `maxStatuses` that message's records
+   * are past the first full reply of their second and no FromUTC can fetch them.
+   */
+  crowdStatusRecords: number;
+  /**
    * A terminal's change (a mode message delivered, the living fleet's changes) gets an
    * UpdateUTC this many seconds back (0: now), so info/terminal_updates serves it late, in a
    * second a poll may already have read. For a few late ones at once: `/_sim/terminal-updates` `lateCount`.
@@ -176,6 +183,7 @@ export const DEFAULT_TERMINAL_OPTIONS: TerminalOptions = {
   emptyNextFromUTC: 'null',
   lateBySeconds: 0,
   heldSecondRecords: 0,
+  crowdStatusRecords: 0,
   lateUpdatesBySeconds: 0,
   completedSecondsOnly: false,
   throttleAs: 'http',

@@ -22,7 +22,9 @@
  * flow recorded. A msg the killed instance never accepted, or whose acceptance ended with
  * SHARED_STATE or STORAGE (nothing is acknowledged as accepted), is fed again, as a user's
  * retry would (if that msg had been kept all the same, its entries are created twice: the
- * verdict says so). At the end (link up, the random faults still on):
+ * verdict says so); one whose error says its outcome is UNKNOWN (Redis answered neither the
+ * accept nor its withdrawal) is not: its entries may still be sent, so they must be created
+ * once (with its outcome then) or not at all. At the end (link up, the random faults still on):
  * - each entry was created at the gateway exactly once at each destination, each cancellation
  *   target cancelled exactly once (the simulator counts by payload);
  * - order: each destination got its commands in acceptance order within each priority and
@@ -75,6 +77,9 @@ const READ_ROUTES = ['terminal/status', 'terminal/fw_messages', 'terminal/info',
 const OUTBOX_OF = { 'terminal/messages': 'send', 'terminal/to_multiple': 'send', 'terminal/mode': 'mode', 'terminal/cancel': 'cancel' };
 // An acceptance that failed (nothing acknowledged as accepted): the msg is fed again.
 // (The recorder keeps 200 characters of the message: "accepting into the outbox" may be cut.)
+// Not one whose outcome is UNKNOWN (the recorder's `u`: the store could not withdraw it, its
+// entries may still be sent, docs/nodes.md): fed again, it could be created twice. Such a msg's
+// entries must be created once or not at all (verdict's `unsure`).
 const ACCEPT_FAILED = /^(SHARED_STATE|STORAGE) .*(accepting into the|is not open)/s;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -212,7 +217,7 @@ function events() {
     for (const route of SEND_ROUTES) sim.inject({ route, kinds: ['server-error', 'unavailable', 'rate-limit', 'lost-reply'], probability: FAULTS, seed: SEED + route.length, times: 'all' });
     for (const route of READ_ROUTES) sim.inject({ route, kinds: ['server-error', 'unavailable', 'rate-limit'], probability: FAULTS, seed: SEED + route.length, times: 'all' });
 
-    const figures = { seed: SEED, kills: 0, heldKills: 0, failovers: [], refed: 0, acceptFailures: 0, acceptFailed: [], postErrors: 0, lostOutcomes: [], restartsMs: [], killedAt: [] };
+    const figures = { seed: SEED, kills: 0, heldKills: 0, failovers: [], refed: 0, acceptFailures: 0, acceptFailed: [], acceptUnknown: [], postErrors: 0, lostOutcomes: [], restartsMs: [], killedAt: [] };
     const t0 = Date.now();
     const feeder = new FleetFeeder(plan, t0, instances, figures);
 
@@ -244,11 +249,18 @@ function events() {
 
     // Acceptances that failed (SHARED_STATE, STORAGE: nothing acknowledged as accepted) are fed again; their lines leave the verdict.
     const acceptFailed = new Set();
+    const unsure = new Set();
     let scanned = 0;
     const refeedFailed = () => {
       const lines = readRecords(file).lines;
       for (; scanned < lines.length; scanned++) {
         const r = lines[scanned];
+        if (r.t === 'err' && r.u) {
+          // UNKNOWN (an accept not withdrawn, or a send the gateway's records cannot tell): never fed again.
+          if (!unsure.has(r.id)) figures.acceptUnknown.push(r.id);
+          unsure.add(r.id);
+          continue;
+        }
         if (r.t !== 'err' || !ACCEPT_FAILED.test(`${r.code} ${r.m}`)) continue;
         acceptFailed.add(scanned);
         figures.acceptFailures++;
@@ -370,7 +382,8 @@ function events() {
       const m = byId.get(id);
       return [{ group: `${f.tag}${f.life}`, at: f.seq }, { group: 'seq', at: seqOf.get(`${m.entries[0].outbox} ${id}`) }];
     };
-    const v = verdict(sim, plan, clean, orderOf, lifeOf);
+    const v = verdict(sim, plan, clean, orderOf, lifeOf, unsure);
+    figures.unknownNotKept = v.unsure.length;
     const leftInRedis = await inRedis(redis, PREFIX);
     // Across instances the fleet's order is the seqs' (the accepts' order in Redis): the drainer
     // never sends an entry before an older one of its priority it has not read (fleet.ts).

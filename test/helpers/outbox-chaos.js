@@ -143,7 +143,8 @@ return [null, null, null, msg];`;
     recorder('ok', "{ t: 'ok', id: msg.chaosId, outbox: msg.outbox }"),
     recorder('rej', "{ t: 'rej', id: msg.chaosId, p: JSON.stringify(msg.payload).slice(0, 200) }"),
     { id: 'caught', z: 'tab1', type: 'catch', scope: ['send', 'mode', 'cancel'], uncaught: false, wires: [['err']] },
-    recorder('err', "{ t: 'err', id: msg.chaosId, code: msg.error && msg.error.code, m: String(msg.error && msg.error.message).slice(0, 200) }"),
+    // u: the error says the outcome is UNKNOWN (read on the whole message: the recorder keeps 200 characters of it).
+    recorder('err', "{ t: 'err', id: msg.chaosId, code: msg.error && msg.error.code, m: String(msg.error && msg.error.message).slice(0, 200), u: /the outcome is UNKNOWN/.test(String(msg.error && msg.error.message)) || undefined }"),
     { id: 'completed', z: 'tab1', type: 'complete', scope: ['send', 'mode', 'cancel'], uncaught: false, wires: [['done']] },
     recorder('done', "{ t: 'done', id: msg.chaosId }"),
   ]);
@@ -268,26 +269,30 @@ function touchedAtGateway(sim, m) {
  *   accepts have an order, undefined `at` leaving a msg out of that group);
  * - `cancelled`: each target cancelled exactly once; `expired`: none (every TTL had time).
  */
-function verdict(sim, plan, records, acceptedAt, lifeOf) {
+function verdict(sim, plan, records, acceptedAt, lifeOf, unsure = new Set()) {
   const by = outcomesById(records);
   const c = sim.terminal.creations;
   const created = new Map(c.list().map((x) => [creationKey(x.DestinationID, x), x]));
-  const v = { ended: [], repeated: [], created: [], order: [], cancelled: [], expired: [] };
+  const v = { ended: [], repeated: [], created: [], order: [], cancelled: [], expired: [], unsure: [] };
   const lines = new Map();
   for (const m of plan) {
-    const got = by.get(m.id) ?? [];
-    if (repeatAcrossKill(got, lifeOf)) v.repeated.push(m.id);
+    // `unsure`: msgs that ended with an error saying their outcome is UNKNOWN (not fed again): their
+    // entries created once or not at all; a later outcome (they were kept) is then their one outcome.
+    const got = (by.get(m.id) ?? []).filter((r) => !(unsure.has(m.id) && r.t === 'err' && r.u));
+    const notKept = unsure.has(m.id) && got.length === 0;
+    if (notKept) v.unsure.push(m.id);
+    else if (repeatAcrossKill(got, lifeOf)) v.repeated.push(m.id);
     else if (got.length !== 1 || got[0].t !== 'ok') v.ended.push(`${m.id}: ${got.length ? got.map((r) => `${r.t}${r.code ? ` ${r.code}` : ''}${r.m ? ` "${r.m}"` : ''}`).join(', ') : 'no outcome'}`);
     if (got.some((r) => r.t === 'err' && /EXPIRED|TTL ended/.test(`${r.code} ${r.m}`))) v.expired.push(m.id);
     m.entries.forEach((e, i) => {
       if (e.cancel) {
         const n = c.cancels.get(e.cancel)?.cancelled ?? 0;
-        if (n !== 1) v.cancelled.push(`${m.id}: message ${e.cancel} cancelled ${n} times`);
+        if (notKept ? n > 1 : n !== 1) v.cancelled.push(`${m.id}: message ${e.cancel} cancelled ${n} times`);
         return;
       }
       for (const d of e.dests) {
         const x = created.get(entryKey(e, d));
-        if (!x || x.count !== 1) v.created.push(`${m.id}[${i}] to ${d}: created ${x ? x.count : 0} times`);
+        if (notKept ? x && x.count > 1 : !x || x.count !== 1) v.created.push(`${m.id}[${i}] to ${d}: created ${x ? x.count : 0} times${notKept ? ' (its outcome UNKNOWN: once or not at all)' : ''}`);
         if (!x) continue;
         const at = acceptedAt(m.id);
         for (const o of Array.isArray(at) ? at : [{ group: '', at }]) {

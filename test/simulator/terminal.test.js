@@ -81,6 +81,22 @@ describe('the gateway simulator (area a) on its own', function () {
     assert.ok(served > seen.size, 'the mark\'s second came again (inclusive FromUTC)');
   });
 
+  it('crowdStatusRecords (--crowd-status N): each second a message\'s state is recorded in first gets N other records, so its own lie past the full reply', async function () {
+    const { parseArgs } = require('../../dist/simulator/cli');
+    assert.deepEqual(parseArgs(['--crowd-status', '600']).terminal, { crowdStatusRecords: 600 });
+    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, crowdStatusRecords: 600 } });
+    const { formatUtc } = require('../../dist/simulator');
+    const { body } = await token(sim);
+    const headers = { authorization: `Bearer ${body.access_token}`, 'content-type': 'application/json' };
+    const sent = await (await fetch(`${sim.url}/api/v1.0/submit/messages`, { method: 'POST', headers, body: JSON.stringify([{ DestinationID: '01000001SKYA001', RawPayload: 'gAE=' }]) })).json();
+    const id = sent.Submissions[0].ID;
+    const second = formatUtc(sim.terminal.messages.get(String(id)).createSec);
+    const r = await (await fetch(`${sim.url}/api/v1.0/get/subaccounts/fw_status_updates?FromUTC=${encodeURIComponent(second)}`, { headers })).json();
+    assert.equal(r.Statuses.length, 500);
+    assert.equal(r.NextFromUTC, second, 'a crowded second: NextFromUTC does not move');
+    assert.ok(r.Statuses.every((s) => s.StatusUTC === second && s.ID !== id), 'the message\'s own record is past the reply');
+  });
+
   it('is strict about FromUTC: inclusive, crowded seconds, late records, empty replies, real dates', async function () {
     sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
     const { formatUtc } = require('../../dist/simulator');

@@ -14,8 +14,9 @@
  *   with done(err) (OUTBOX_FULL, STORAGE).
  * - Outcome: when all its entries ended, the msg ends: the node's outputs as without the
  *   outbox (`deliver`), with `msg.outbox = {key, acceptedAt, sentAt, attempts}`; or done(err)
- *   for entries that ended EXPIRED, OUTBOX_FULL or failed (`err.entries` lists them,
- *   `msg.results` has what the others gave).
+ *   for entries that ended EXPIRED, OUTBOX_FULL, failed or unknown (`err.entries` lists them,
+ *   `msg.results` has what the others gave; unknown: sent, no answer, the gateway's records
+ *   cannot tell, never sent again: NETWORK or TIMEOUT with `err.outcome` 'unknown').
  * - A msg accepted before a restart or a redeploy (or by a node since deleted, or by another
  *   instance of a fleet) ends through the node that has the outbox when its outcome comes: the
  *   msg rebuilt from its JSON properties as accepted comes in again (node.receive, known by

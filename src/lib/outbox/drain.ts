@@ -2,7 +2,9 @@
  * The outbox's drain: one step at a time, never two at once.
  * - An attempt whose outcome is unknown (the sender said so, or open() found it
  *   'sending') is reconciled first: nothing else is sent while one is (whole outbox).
- *   `found` ends it accepted, `absent` puts it back in its place, `not-yet` asks again later.
+ *   `found` ends it accepted, `absent` puts it back in its place, `not-yet` asks again later,
+ *   `unknown` (the gateway's records cannot tell) ends it 'unknown', never sent again, with the
+ *   attempt's own failure as its code (TIMEOUT when the call timed out, else NETWORK).
  * - Otherwise the next batch: the run of one kind at the head of the order (at most
  *   batchMax), recorded as sending, then handed to the sender.
  * - `retry` outcomes wait with back-off (doubling, capped; the sender's Retry-After wins);
@@ -18,6 +20,8 @@ interface UnknownGroup {
   askAt: number;
   /** When its call ended without an answer, or (found 'sending' at open) the open's time: local ms, the reconciler's `unknownSince`. */
   since?: number;
+  /** The attempt's failure, what the msg would have ended with without the outbox (absent: NETWORK, e.g. a kill during the call). */
+  code?: 'NETWORK' | 'TIMEOUT';
 }
 
 type Loaded = OutboxEntry & { item: JsonValue };
@@ -72,10 +76,10 @@ export class Drain {
 
   constructor(private readonly ob: DrainHost) {}
 
-  addUnknown(attempt: SendAttempt, entries: OutboxEntry[], askAt = 0, since?: number): void {
+  addUnknown(attempt: SendAttempt, entries: OutboxEntry[], askAt = 0, since?: number, code?: UnknownGroup['code']): void {
     const g = this.unknown.get(attempt.id);
     if (g) g.entries.push(...entries);
-    else this.unknown.set(attempt.id, { attempt, entries, askAt, ...(since === undefined ? {} : { since }) });
+    else this.unknown.set(attempt.id, { attempt, entries, askAt, ...(since === undefined ? {} : { since }), ...(code ? { code } : {}) });
   }
 
   unknownCount(): number {
@@ -207,6 +211,7 @@ export class Drain {
     const unknown: OutboxEntry[] = [];
     let retryAfter: number | undefined;
     let reason = '';
+    let code: UnknownGroup['code'];
     entries.forEach((entry, i) => {
       const o = outcomes[i] ?? { result: 'unknown', reason: 'the sender gave no outcome for it' };
       if (o.result === 'retry') {
@@ -216,24 +221,25 @@ export class Drain {
       } else if (o.result === 'unknown') {
         unknown.push(entry);
         reason = o.reason;
+        if (/^TIMEOUT\b/.test(o.reason)) code = 'TIMEOUT';
       } else ends.push({ entry, outcome: endOf(o, at) });
     });
     await this.record(ends, retry, attempt, at);
-    if (unknown.length) this.addUnknown(attempt, unknown, this.ob.now() + this.reconcileEvery(), at);
+    if (unknown.length) this.addUnknown(attempt, unknown, this.ob.now() + this.reconcileEvery(), at, code);
     if (retry.length || unknown.length) this.backoff(reason, retryAfter);
     else this.succeeded();
   }
 
   /** `since`: when the attempt's call ended (what cannot be recorded is reconciled as of then). */
-  private async record(ends: End[], back: OutboxEntry[], attempt: SendAttempt, since?: number): Promise<void> {
+  private async record(ends: End[], back: OutboxEntry[], attempt: SendAttempt, since?: number, code?: UnknownGroup['code']): Promise<void> {
     const [endDone, backDone] = await Promise.allSettled([
       ends.length ? this.ob.store.end(ends.map((x) => ({ id: x.entry.id, outcome: x.outcome }))) : undefined,
       back.length ? this.ob.store.backToWaiting(back.map((e) => e.id)) : undefined,
     ]);
     if (endDone.status === 'fulfilled') this.ob.ended(ends);
-    else this.addUnknown(attempt, ends.map((x) => x.entry), this.ob.now() + this.reconcileEvery(), since);
+    else this.addUnknown(attempt, ends.map((x) => x.entry), this.ob.now() + this.reconcileEvery(), since, code);
     if (backDone.status === 'fulfilled') this.ob.requeue(back);
-    else this.addUnknown(attempt, back, this.ob.now() + this.reconcileEvery(), since);
+    else this.addUnknown(attempt, back, this.ob.now() + this.reconcileEvery(), since, code);
     const refused = [endDone, backDone].find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (refused) this.problem = `the outbox store cannot be written: ${reasonOf(refused.reason)}`;
   }
@@ -255,6 +261,7 @@ export class Drain {
     g.entries.forEach((entry, i) => {
       const o = outcomes[i] ?? { result: 'not-yet' };
       if (o.result === 'found') ends.push({ entry, outcome: { result: 'accepted', gatewayId: o.gatewayId, at } });
+      else if (o.result === 'unknown') ends.push({ entry, outcome: { result: 'unknown', code: g.code ?? 'NETWORK', message: o.why, at } });
       else if (o.result === 'absent') absent.push(entry);
       else {
         pending.push(entry);
@@ -262,8 +269,8 @@ export class Drain {
       }
     });
     this.unknown.delete(g.attempt.id);
-    if (pending.length) this.addUnknown(g.attempt, pending, this.ob.now() + askAfter, g.since);
-    await this.record(ends, absent, g.attempt, g.since);
+    if (pending.length) this.addUnknown(g.attempt, pending, this.ob.now() + askAfter, g.since, g.code);
+    await this.record(ends, absent, g.attempt, g.since, g.code);
     this.ob.changed();
   }
 

@@ -5,7 +5,8 @@
  * - `mode`: one to-mobile message too, with the payload the gateway shows of it (modeEntryBody);
  * - `multiple`: one message per destination (keys `<entry>#<i>`): found when every destination
  *   was found (the gateway creates them in one call), absent when none was and the gateway's
- *   clock is past the settle time, else not-yet;
+ *   clock is past the settle time, unknown when settled and one could not be told (a crowded
+ *   second, reconcile.ts), else not-yet;
  * - `cancel`: the message's State (reconcileCancels): CANCELLED ends it accepted (the first
  *   cancel took effect); anything else sends it again (a second cancel cancels nothing twice:
  *   the gateway answers "already closed", which ends the entry rejected).
@@ -41,6 +42,9 @@ function outcomeOf(found: Array<Found | undefined>, multiple: boolean): Reconcil
     return { result: 'found', gatewayId: multiple ? encodeMultiple(ids) : ids[0]! };
   }
   if (found.length && found.every((f) => f?.state === 'absent')) return { result: 'absent' };
+  // Settled, and some could not be told (the rest found or absent): the entry cannot be told either.
+  const unknown = found.find((f): f is Extract<Found, { state: 'unknown' }> => f?.state === 'unknown');
+  if (unknown && found.every((f) => f && f.state !== 'not-yet')) return { result: 'unknown', why: unknown.why };
   return { result: 'not-yet' };
 }
 

@@ -183,7 +183,7 @@ export class LogState {
 }
 
 function sentAtOf(m: EntryMark, outcome: EntryOutcome): number | undefined {
-  if (m.state.phase === 'sending' && (outcome.result === 'accepted' || outcome.result === 'rejected' || outcome.result === 'failed')) return m.state.attempt.startedAt;
+  if (m.state.phase === 'sending' && (outcome.result === 'accepted' || outcome.result === 'rejected' || outcome.result === 'failed' || outcome.result === 'unknown')) return m.state.attempt.startedAt;
   return m.sentAt;
 }
 

@@ -18,6 +18,14 @@
  * too, less the skew, past the attempt's start and its call's end (`sentAfterUtc` is an
  * estimate that errs early, and a request held in the account's limiter or by a slow link
  * leaves or arrives late: neither cuts the settle time short); else `not-yet`.
+ *
+ * What the feed could not give (real-services.md: "many records can share one second, more than
+ * a reply holds"): a full reply whose NextFromUTC does not move is a crowded second, read no
+ * further than that reply (the scan steps one second past it, as the FeedReader does); a scan
+ * that read `maxPages` replies stops where it is. When either left seconds unread up to the
+ * settle point (counted from the call's end too), an entry with no match is `unknown` once
+ * settled, never `absent`: its record may be among the unread ones, and a send again could
+ * create it twice. The outbox ends such an entry with an error that says so (results.ts).
  * A reconciliation is a few GET calls, never one per entry.
  *
  * Mode messages (`terminal/mode`) are to-mobile messages like any other: they reconcile the
@@ -35,6 +43,7 @@
 import { GatewayError, badInput } from '../common/errors';
 import { int64Key, int64Out } from '../common/int64';
 import { formatUtcSeconds, parseUtcSeconds } from '../feed/time';
+import { API_MAX_PER_REPLY } from '../feed/reply';
 import { TERMINAL_PATHS, sameDestination } from '../api/terminal';
 import { LOOKUP_PATHS, MAX_LOOKUP_IDS } from '../api/terminal-lookup';
 import { gatewayGet, type GatewayContext } from '../api/gateway-context';
@@ -58,7 +67,8 @@ export interface LostAttempt {
   entries: SentEntry[];
 }
 
-export type Found = { state: 'found'; id: number | string; createUtc: string } | { state: 'absent' } | { state: 'not-yet' };
+/** `unknown`: no match, and the feed's unread part could hold its record (`why`, in plain words). */
+export type Found = { state: 'found'; id: number | string; createUtc: string } | { state: 'absent' } | { state: 'not-yet' } | { state: 'unknown'; why: string };
 
 export interface ReconcileOptions {
   /** How long after a call a created message may still be missing from the feed (real-services.md: a guess, a setting). Default 30. */
@@ -102,18 +112,26 @@ type Row = Record<string, unknown>;
 
 const rows = (v: unknown): Row[] => (Array.isArray(v) ? v.filter((x): x is Row => !!x && typeof x === 'object' && !Array.isArray(x)) : []);
 
-/** What the feed gave: candidate IDs, and the latest gateway second it proves. */
+/** What the feed gave: candidate IDs, the latest gateway second it proves, and what it could not read. */
 interface FeedScan {
   ids: Set<string>;
   latestSec: number;
+  /** Seconds that held a full reply not moving NextFromUTC: records past that reply were not read. */
+  crowded: number[];
+  /** The scan stopped after `maxPages` replies: the second it would have read from next. */
+  cutAt?: number;
 }
 
-/** The feed from `fromSec`, pages followed while NextFromUTC moves. */
+/** The feed from `fromSec`, pages followed while NextFromUTC moves; past a crowded second by one second. */
 async function scanFeed(get: ReconcileGet, path: string, fromSec: number, maxPages: number): Promise<FeedScan> {
-  const scan: FeedScan = { ids: new Set(), latestSec: -Infinity };
-  let from = formatUtcSeconds(fromSec);
-  for (let page = 0; page < maxPages; page++) {
-    const body = (await get(path, { FromUTC: from })) as { Statuses?: unknown; NextFromUTC?: unknown };
+  const scan: FeedScan = { ids: new Set(), latestSec: -Infinity, crowded: [] };
+  let at = fromSec;
+  for (let page = 0; ; page++) {
+    if (page >= maxPages) {
+      scan.cutAt = at;
+      break;
+    }
+    const body = (await get(path, { FromUTC: formatUtcSeconds(at) })) as { Statuses?: unknown; NextFromUTC?: unknown };
     const records = rows(body.Statuses);
     for (const r of records) {
       const id = int64Key(r.ID);
@@ -124,10 +142,28 @@ async function scanFeed(get: ReconcileGet, path: string, fromSec: number, maxPag
     }
     const next = parseUtcSeconds(body.NextFromUTC);
     if (next !== undefined) scan.latestSec = Math.max(scan.latestSec, next);
-    if (!records.length || next === undefined || body.NextFromUTC === from) break;
-    from = body.NextFromUTC as string;
+    if (!records.length || next === undefined) break;
+    if (next > at) at = next;
+    else if (records.length < API_MAX_PER_REPLY) break; // that second read to its end: the feed's end
+    else {
+      scan.crowded.push(at); // a full reply that does not move: the rest of that second cannot be fetched
+      at += 1;
+    }
   }
   return scan;
+}
+
+/** Why an entry with no match may still have been created: the unread part of the feed up to `lastSec` could hold it. */
+function unreadWhy(scan: FeedScan, fromSec: number, lastSec: number, maxPages: number): string | undefined {
+  const crowded = scan.crowded.filter((sec) => sec <= lastSec);
+  if (crowded.length) {
+    const when = crowded.slice(0, 3).map((sec) => formatUtcSeconds(sec)).join(', ') + (crowded.length > 3 ? ` and ${crowded.length - 3} more seconds` : '');
+    return `the gateway's status feed had more than ${API_MAX_PER_REPLY} records in ${when} (a reply holds at most ${API_MAX_PER_REPLY}, the rest of that second cannot be fetched), so whether it was created cannot be told`;
+  }
+  if (scan.cutAt !== undefined && scan.cutAt <= lastSec) {
+    return `the gateway's status feed from ${formatUtcSeconds(fromSec)} was more than ${maxPages} replies long before ${formatUtcSeconds(lastSec)}, so whether it was created cannot be told`;
+  }
+  return undefined;
 }
 
 /** A message of get/fw_messages, as the match needs it. */
@@ -203,7 +239,7 @@ function checkAttempt(attempt: LostAttempt): number {
   return sec;
 }
 
-/** Each entry of `attempt` (by key): found (the gateway's ID), absent (send it again), or not-yet. */
+/** Each entry of `attempt` (by key): found (the gateway's ID), absent (send it again), not-yet, or unknown (never send it again). */
 export async function reconcile(api: ReconcileGet, attempt: LostAttempt, opts: ReconcileOptions = DEFAULT_RECONCILE): Promise<Map<string, Found>> {
   const sentSec = checkAttempt(attempt);
   const fromSec = sentSec - Math.max(0, opts.skewSeconds);
@@ -214,8 +250,12 @@ export async function reconcile(api: ReconcileGet, attempt: LostAttempt, opts: R
   const mayBeSettled = now() - since >= opts.settleSeconds * 1000 - opts.skewSeconds * 1000;
   // ServerUTC then (only when the settle time may be over): the feed read after it covers that time.
   const server = mayBeSettled ? await serverSec(api) : -Infinity;
-  const scan = await scanFeed(api, opts.statusPath ?? TERMINAL_PATHS.statusUpdates, fromSec, opts.maxPages ?? 20);
+  const maxPages = opts.maxPages ?? 20;
+  const scan = await scanFeed(api, opts.statusPath ?? TERMINAL_PATHS.statusUpdates, fromSec, maxPages);
   const settled = mayBeSettled && Math.max(server, scan.latestSec) >= settledAt;
+  // The last second the entries' records could be in that the settle time covers: counted from the call's end too.
+  const callSeconds = Math.max(0, Math.ceil((since - attempt.startedAt) / 1000));
+  const unread = settled ? unreadWhy(scan, fromSec, settledAt + callSeconds, maxPages) : undefined;
   const messages = (await fetchMessages(api, [...scan.ids]))
     .map((m) => readMessage(m, fromSec))
     .filter((m): m is GatewayMessage => m !== undefined)
@@ -227,7 +267,7 @@ export async function reconcile(api: ReconcileGet, attempt: LostAttempt, opts: R
     if (m) {
       used.add(m.id);
       out.set(e.key, { state: 'found', id: int64Out(BigInt(m.id)), createUtc: m.createUtc });
-    } else out.set(e.key, settled ? { state: 'absent' } : { state: 'not-yet' });
+    } else out.set(e.key, !settled ? { state: 'not-yet' } : unread ? { state: 'unknown', why: unread } : { state: 'absent' });
   }
   return out;
 }

@@ -3,7 +3,8 @@
  * (issue 45): `submit/messages` and `terminal/mode` results `{ID, DestinationID, ErrorID,
  * UserMessageID, ErrorName}`, one per destination for a message to many, cancellations
  * `{ID, CancelRequestID, ErrorID, ErrorName}`. Entries that were never sent (EXPIRED,
- * OUTBOX_FULL) or refused as a call say so in `Outbox`.
+ * OUTBOX_FULL), refused as a call (`failed`) or whose outcome is unknown (`unknown`: sent, no
+ * answer, the gateway's records cannot tell; never sent again) say so in `Outbox`.
  */
 import { int64Out } from '../common/int64';
 import { decodeMultiple, fromJsonItem } from './gateway-sender';
@@ -15,10 +16,10 @@ type Row = Record<string, unknown>;
 const id = (s: string): unknown => (/^-?\d{1,20}$/.test(s) ? int64Out(BigInt(s)) : s === '' ? null : s);
 const userId = (v: unknown): Row => (typeof v === 'bigint' ? { UserMessageID: int64Out(v) } : {});
 
-/** Never sent, or refused as a call: what err.entries says of each of its results. */
+/** Never sent, refused as a call, or its outcome unknown: what err.entries says of each of its results. */
 function notSent(r: EntryResult): Row {
   const o = r.outcome;
-  return o.result === 'failed' ? { Outbox: 'failed', code: o.code, message: o.message } : { Outbox: o.result };
+  return o.result === 'failed' || o.result === 'unknown' ? { Outbox: o.result, code: o.code, message: o.message } : { Outbox: o.result };
 }
 
 function forDestination(r: EntryResult, dest: unknown, user: Row): Row {
@@ -62,17 +63,40 @@ export function entryResults(r: EntryResult): Row[] {
 }
 
 const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
-export const BAD_END: ReadonlySet<string> = new Set(['EXPIRED', 'OUTBOX_FULL', 'failed']);
+export const BAD_END: ReadonlySet<string> = new Set(['EXPIRED', 'OUTBOX_FULL', 'failed', 'unknown']);
 
-/** The error a msg ends with when some entries were never sent, or refused as a call. */
-export function outcomeError(o: MsgOutcome): GatewayError | undefined {
+/** What a msg's error says after its count of entries, and its code. */
+function errorOf(first: EntryResult['outcome']): { code: ErrorCode; why: string } {
+  switch (first.result) {
+    case 'EXPIRED':
+      return { code: 'EXPIRED', why: 'its TTL ended before it could be sent; never sent' };
+    case 'OUTBOX_FULL':
+      return { code: 'OUTBOX_FULL', why: 'the outbox was full; dropped to make room, never sent' };
+    case 'unknown':
+      return {
+        code: first.code === 'TIMEOUT' ? 'TIMEOUT' : 'NETWORK',
+        why: `the outcome is UNKNOWN: sent, no answer came (${first.code}), and ${first.message}; it was NOT sent again (it may or may not exist at the gateway): look it up with iotgw-message-lookup or the status poller's records`,
+      };
+    case 'failed':
+      return { code: (ERROR_CODES as readonly string[]).includes(first.code) ? (first.code as ErrorCode) : 'GATEWAY_ERROR', why: first.message };
+    default:
+      return { code: 'GATEWAY_ERROR', why: '' };
+  }
+}
+
+/**
+ * The error a msg ends with when some entries were never sent, refused as a call, or their
+ * outcome is unknown. An unknown outcome comes first (the most a user must act on): its code is
+ * the attempt's failure (NETWORK or TIMEOUT, as without the outbox) and `err.outcome` is 'unknown'.
+ */
+export function outcomeError(o: MsgOutcome): (GatewayError & { outcome?: 'unknown' }) | undefined {
   const bad = o.entries.filter((e) => BAD_END.has(e.outcome.result));
   if (!bad.length) return undefined;
-  const first = bad[0]!.outcome;
-  const code: ErrorCode = first.result === 'failed' ? ((ERROR_CODES as readonly string[]).includes(first.code) ? (first.code as ErrorCode) : 'GATEWAY_ERROR') : first.result === 'EXPIRED' ? 'EXPIRED' : 'OUTBOX_FULL';
-  const why =
-    code === 'EXPIRED' ? 'its TTL ended before it could be sent; never sent' : code === 'OUTBOX_FULL' ? 'the outbox was full; dropped to make room, never sent' : first.result === 'failed' ? first.message : '';
-  const err = new GatewayError(code, `${bad.length} of ${o.entries.length} entr${o.entries.length === 1 ? 'y' : 'ies'} of the outbox "${o.outbox}": ${why}`);
+  const unknown = bad.filter((e) => e.outcome.result === 'unknown');
+  const shown = unknown.length ? unknown : bad;
+  const { code, why } = errorOf(shown[0]!.outcome);
+  const err: GatewayError & { outcome?: 'unknown' } = new GatewayError(code, `${shown.length} of ${o.entries.length} entr${o.entries.length === 1 ? 'y' : 'ies'} of the outbox "${o.outbox}": ${why}`);
+  if (unknown.length) err.outcome = 'unknown';
   return err;
 }
 

@@ -58,7 +58,9 @@ export type EntryOutcome =
   /** Its TTL ended before it could be sent; it was never sent. */
   | { result: 'EXPIRED'; at: number }
   /** The outbox was at its bound (whenFull drop-oldest); it was never sent. */
-  | { result: 'OUTBOX_FULL'; at: number };
+  | { result: 'OUTBOX_FULL'; at: number }
+  /** Sent, no answer, and the gateway's records cannot tell whether it was created (`message` says why): never sent again. `code` the attempt's failure, NETWORK or TIMEOUT. */
+  | { result: 'unknown'; code: string; message: string; at: number };
 
 /**
  * Where an entry is: `waiting` to be sent, `sending` (an attempt started whose outcome is
@@ -240,10 +242,11 @@ export interface OutboxSender {
   send(batch: SendBatch): Promise<SendOutcome[]>;
 }
 
-/** Per entry of an unknown attempt: `found` at the gateway, `absent` (send again), `not-yet` (ask later). */
+/** Per entry of an unknown attempt: `found` at the gateway, `absent` (send again), `not-yet` (ask later), `unknown` (cannot be told, `why`: it ends, never sent again). */
 export type ReconcileOutcome =
   | { result: 'found'; gatewayId: string }
   | { result: 'absent' }
+  | { result: 'unknown'; why: string }
   | { result: 'not-yet'; retryAfterMs?: number };
 
 /** What the drain knows of an unknown send besides its attempt. */

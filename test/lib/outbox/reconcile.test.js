@@ -139,6 +139,47 @@ describe('outbox reconciliation (issue 45)', function () {
     assert.deepEqual([found.get('m').state, found.get('m').id], ['found', ids[1]], 'the later one, not the one made 20 s before the attempt');
   });
 
+  // real-services.md: "many records can share one second, more than a reply holds". A record
+  // past a crowded second's first reply cannot be fetched: an entry with no match is unknown.
+  it('a crowded second hides a lost send\'s records (simulator crowdStatusRecords): unknown, naming the second, never absent', async function () {
+    sim.terminal.configure({ crowdStatusRecords: 600 });
+    sim.inject({ route: 'terminal/messages', kind: 'lost-reply' });
+    const { attempt, outcome } = await lostSend('submit/messages', [{ DestinationID: DEST, RawPayload: raw(20) }], [entry('a', [20])]);
+    assert.notEqual(outcome, 200, 'the client saw no reply');
+    const [created] = sim.terminal.creations.list();
+    assert.equal(created.count, 1, 'the gateway created it');
+    const second = formatUtc(sim.terminal.messages.get(String(created.ids[0])).createSec);
+    assert.deepEqual((await reconcile(api, attempt, OPTS)).get('a'), { state: 'not-yet' }, 'before the settle time: not-yet, as ever');
+    const a = (await reconcile(api, attempt, later(60))).get('a');
+    assert.equal(a.state, 'unknown', `created, its record unread: ${JSON.stringify(a)}`);
+    assert.match(a.why, new RegExp(`more than 500 records in ${second}\\b.*whether it was created cannot be told`));
+  });
+
+  it('the scan steps one second past a crowded second: a match in a later second is found', async function () {
+    const now = Math.floor(sim.terminal.now() / 1000);
+    sim.terminal.addStatusRecords(600, now - 2);
+    sim.inject({ route: 'terminal/messages', kind: 'lost-reply' });
+    const { attempt } = await lostSend('submit/messages', [{ DestinationID: DEST, RawPayload: raw(21) }], [entry('a', [21])]);
+    const [created] = sim.terminal.creations.list();
+    const a = (await reconcile(api, attempt, later(60))).get('a');
+    assert.deepEqual([a.state, a.id], ['found', Number(created.ids[0])]);
+  });
+
+  it('a scan cut at maxPages before the settle point: unknown; a crowded second past the settle point changes nothing (absent)', async function () {
+    sim.server.link.refuse();
+    const { attempt, outcome } = await lostSend('submit/messages', [{ DestinationID: DEST, RawPayload: raw(22) }], [entry('a', [22])]);
+    assert.equal(outcome, 'ECONNREFUSED');
+    await sim.server.link.up();
+    const sec = Math.floor(sim.terminal.now() / 1000);
+    for (let s = sec - 4; s <= sec + 10; s++) sim.terminal.addStatusRecords(300, s);
+    const cut = (await reconcile(api, attempt, { ...later(60), maxPages: 3 })).get('a');
+    assert.equal(cut.state, 'unknown', JSON.stringify(cut));
+    assert.match(cut.why, /more than 3 replies long before .*whether it was created cannot be told/);
+    sim.terminal.addStatusRecords(600, sec + 45);
+    assert.deepEqual((await reconcile(api, attempt, { ...later(60), maxPages: 40 })).get('a'), { state: 'absent' }, 'read to the settle point and past it');
+    assert.equal(sim.terminal.creations.total, 0);
+  });
+
   it('lost cancels: the messages\' states say cancelled, still open, or closed otherwise; a second cancel cancels nothing', async function () {
     sim.terminal.configure({ receivedAfterMs: 1, sendingAfterMs: 1 });
     const sent = await (await fetch(`${sim.url}/api/v1.0/submit/messages`, { method: 'POST', headers: HEADERS, body: JSON.stringify([{ DestinationID: DEST, RawPayload: raw(9) }]) })).json();

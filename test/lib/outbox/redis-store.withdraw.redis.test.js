@@ -159,5 +159,6 @@ describeRedis('outbox Redis store: an accept whose reply was lost (issue 45)', f
     assert.ok(settled.err, 'the accept failed');
     assert.equal(settled.err.code, 'SHARED_STATE');
     assert.match(settled.err.message, /the outcome is UNKNOWN: this msg may have been kept .* its entries may still be sent/);
+    assert.equal(settled.err.outcome, 'unknown', "err.outcome, as an outbox entry whose send cannot be told");
   });
 });

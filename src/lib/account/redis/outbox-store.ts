@@ -209,7 +209,9 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
       if (got[0] === 2) return got[1]!;
       throw new GatewayError('SHARED_STATE', `${said}; nothing of this msg was kept in the outbox "${this.name}" (its accept withdrawn)`, { cause: err });
     }
-    throw new GatewayError('SHARED_STATE', `${said}; the outcome is UNKNOWN: this msg may have been kept in the outbox "${this.name}" and its entries may still be sent (Redis did not answer the withdrawal either)`, { cause: err });
+    const unknown: GatewayError & { outcome?: 'unknown' } = new GatewayError('SHARED_STATE', `${said}; the outcome is UNKNOWN: this msg may have been kept in the outbox "${this.name}" and its entries may still be sent (Redis did not answer the withdrawal either)`, { cause: err });
+    unknown.outcome = 'unknown'; // as an outbox entry whose send's outcome cannot be told (results.ts)
+    throw unknown;
   }
 
   async load(ids: string[]): Promise<Map<string, JsonValue>> {

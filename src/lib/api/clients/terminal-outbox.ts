@@ -90,9 +90,10 @@ export interface OutboxReceipt {
  * One send's outcome, once every entry ended. `results` as the matching TerminalClient call
  * gives them (one per item or destination, in order: `{ID, DestinationID, ErrorID, ...}`,
  * cancellations `{ID, CancelRequestID, ErrorID}`); an item never sent says `Outbox:
- * 'EXPIRED' | 'OUTBOX_FULL'` (or `'failed'`, a call the gateway refused as such), and
- * `error` is then a GatewayError EXPIRED, OUTBOX_FULL or the call's code, `error.entries`
- * listing those entries.
+ * 'EXPIRED' | 'OUTBOX_FULL'` (or `'failed'`, a call the gateway refused as such, or
+ * `'unknown'`: sent, no answer, the gateway's records cannot tell whether it was created; never
+ * sent again), and `error` is then a GatewayError EXPIRED, OUTBOX_FULL or the call's code
+ * (NETWORK or TIMEOUT for unknown, with `error.outcome` 'unknown'), `error.entries` listing those entries.
  */
 export interface OutboxOutcome {
   outbox: string;
@@ -102,7 +103,7 @@ export interface OutboxOutcome {
   sentAt: string | null;
   attempts: number;
   results: Array<Record<string, unknown>>;
-  error?: GatewayError & { entries?: unknown[] };
+  error?: GatewayError & { entries?: unknown[]; outcome?: 'unknown' };
 }
 
 /** Folders open in this process (one outbox per folder: two would write one log). */
