@@ -117,13 +117,17 @@ describe('iotgw-send-message: the outbox', function () {
     assert.equal(created(), 0);
   });
 
-  it('a TTL that ends while the link is down: EXPIRED with err.entries, never sent', async function () {
+  it('a TTL that ends while the link is down: EXPIRED with err.entries (msg.failed at the Catch node), never sent', async function () {
     const n = await load(flow());
     const caught = collect(n.get('caught'));
     sim.server.link.refuse();
     n.get('send').receive({ payload: { DestinationID: DEST, RawPayload: raw(4) }, ttl: 1 });
     await until(() => caught.length === 1, 30000, 'the EXPIRED error');
     assert.match(caught[0].error.message, /EXPIRED|TTL ended/);
+    // The entries reach the Catch node on msg.failed (msg.error keeps only message and code).
+    assert.equal(caught[0].failed?.length, 1, JSON.stringify(caught[0].failed));
+    assert.equal(caught[0].failed[0].outcome.result, 'EXPIRED');
+    assert.equal(caught[0].failed[0].results[0].DestinationID, DEST);
     await sim.server.link.up();
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(created(), 0);

@@ -237,7 +237,10 @@ class OutboxNodeRunner implements OutboxUser {
     const err = outcomeError(o);
     if (err) {
       const bad = o.entries.filter((e) => BAD_END.has(e.outcome.result));
-      (err as GatewayError & { entries?: unknown }).entries = bad.map((e) => ({ id: e.id, kind: e.kind, outcome: e.outcome, results: this.spec.describe(e) }));
+      const entries = bad.map((e) => ({ id: e.id, kind: e.kind, outcome: e.outcome, results: this.spec.describe(e) }));
+      (err as GatewayError & { entries?: unknown }).entries = entries;
+      // A Catch node's msg.error keeps the message and code only: the entries go on the msg too.
+      msg.failed = entries;
       msg.results = o.entries.filter((e) => !BAD_END.has(e.outcome.result)).flatMap((e) => this.spec.describe(e));
       p.done(err);
       return;
