@@ -172,12 +172,14 @@ function events() {
     const flows = chaosFlows(sim, {}, { redis: { mode: 'sentinel', sentinels: set.sentinelList, masterName: set.name, url: 'redis://127.0.0.1:6379/0', keyPrefix: PREFIX } });
     const file = fleet.recordsFile;
 
-    const instances = [];
-    for (const tag of TAGS) {
-      const red = await fleet.start(tag);
-      await red.deploy(flows);
-      instances.push({ tag, red, life: new Set(), lives: 0, feedable: true });
-    }
+    // The three start and deploy side by side (one after another cost two starts more).
+    const instances = await Promise.all(
+      TAGS.map(async (tag) => {
+        const red = await fleet.start(tag);
+        await red.deploy(flows);
+        return { tag, red, life: new Set(), lives: 0, feedable: true };
+      }),
+    );
     startFaults(sim, SEED, FAULTS);
 
     const figures = { seed: SEED, kills: 0, heldKills: 0, failovers: [], refed: 0, acceptFailures: 0, acceptFailed: [], postErrors: 0, lostOutcomes: [], restartsMs: [], killedAt: [] };
