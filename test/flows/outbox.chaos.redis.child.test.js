@@ -53,6 +53,10 @@ const { rng, chaosFlows, readRecords, outcomesById, inRedis, leaseHolder, touche
 // killed with a reply held, the master failed over (the one kill and one failover), link
 // drops, 500s and 429s. The sizes grow by the variables above; the former default (about 1.5 min here):
 //   IOTGW_CHAOS_ENTRIES=300 IOTGW_CHAOS_KILLS=2 IOTGW_CHAOS_FEED_SECONDS=30 npx mocha --no-config --timeout 60000 --exit test/flows/outbox.chaos.redis.child.test.js
+// Its floor is the kill's: the drainer is killed at about 3 s, the others take its outbox once its
+// lease has lapsed (10 s, settings.js iotgwRedisLeaseSeconds) and reconcile its held send, whose
+// settle time counts from that open (30 s): about 50 s of test whatever the sizes (a trace of the
+// default run: the send outbox 'reconciling' from 15 s to 41 s, the failover's place changes nothing).
 // The time after the feed is mostly reconciliation: a send answered 500 (the request may have been
 // handled) is absent only once the gateway's records are 30 s past it (settleSeconds), and nothing
 // else of its outbox is sent meanwhile (drain.ts), so a seed whose 500s land on sends takes longer
