@@ -6,18 +6,14 @@
  * out on "accepted" / "mode accepted" with msg.outbox; nothing reaches "error".
  */
 const assert = require('node:assert/strict');
-const { userDirPerTest, simulatorPerTest, until, collect, loadExample } = require('../helpers/harness');
+const { outboxPerTest, until, collect, loadExample } = require('../helpers/harness');
 
 const CORE = ['common/20-inject.js', 'common/90-comment.js', 'common/25-catch.js'].map((f) => require(`@node-red/nodes/core/${f}`));
 
 describe('example flow: edge outbox', function () {
   this.timeout(120000);
   let sim;
-  simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
-  userDirPerTest(() => {}, 'iotgw-edge-outbox-');
-  afterEach(async function () {
-    await sim.server.link.up();
-  });
+  outboxPerTest({}, 'iotgw-edge-outbox-', (s) => (sim = s));
 
   it('commands wait while the link is refused, are seen in the account status, and go out once when it is back', async function () {
     const { flow, get } = await loadExample('edge-outbox.json', CORE, (c) => c.type === 'iotgw-gateway' && Object.assign(c, { baseUrl: sim.url, maxRetries: 0, timeoutSeconds: 3 }));

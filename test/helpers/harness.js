@@ -224,6 +224,25 @@ function simulatorPerTest(options, set) {
 }
 
 /**
+ * The outbox tests' hooks in the runtime: simulatorPerTest with the terminal API's limits off
+ * (and `terminal`'s options), a user directory per test (`prefix`: where the outboxes keep
+ * their files), and the simulator's link up again after each test (one may leave it refused).
+ * `set(sim, userDir)` before each test.
+ */
+function outboxPerTest(terminal, prefix, set) {
+  let sim;
+  simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, ...terminal } }, (s) => (sim = s));
+  userDirPerTest((dir) => set(sim, dir), prefix);
+  afterEach(async function () {
+    await sim.server.link.up();
+  });
+}
+
+/** The outbox tests' destination, and the base64 of a payload of bytes 128, 1, then `i` in two bytes (low first). */
+const OUTBOX_DEST = '01000001SKYA001';
+const outboxRaw = (i) => Buffer.from([128, 1, i & 255, (i >> 8) & 255]).toString('base64');
+
+/**
  * Mocha hooks for a describe block whose tests share one simulator (with `options`), started
  * before its first test and given to `set`; after its last, the flows unloaded and the
  * simulator closed.
@@ -281,4 +300,4 @@ function logged(id, level = 20) {
     .map((e) => String(e.msg));
 }
 
-module.exports = { userDirPerTest, logged, loadExample, recordWarnings, recordStatuses, simulatorPerTest, simulatorPerSuite, useRuntime, helper, startSimulator, gatewayNode, modeNode, sendMessageNode, messagePollerNode, nodeFlow, load, redeploy, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };
+module.exports = { userDirPerTest, outboxPerTest, OUTBOX_DEST, outboxRaw, logged, loadExample, recordWarnings, recordStatuses, simulatorPerTest, simulatorPerSuite, useRuntime, helper, startSimulator, gatewayNode, modeNode, sendMessageNode, messagePollerNode, nodeFlow, load, redeploy, until, collect, catchAll, useFileContext, stopRuntime, DEMO_CREDS, ALL_NODES };

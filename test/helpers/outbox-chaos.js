@@ -2,13 +2,15 @@
 /**
  * The outbox chaos run's parts (issue 45, "Proof"): the plan of input msgs (seeded), the
  * child Node-RED's flow, what the flow recorded, what the outbox kept on disk, and the
- * checks at the end. test/flows/outbox.chaos.child.test.js drives them.
+ * checks at the end; the run's sizes, faults, feed and figures. test/flows/outbox.chaos.child.test.js
+ * and test/flows/outbox.chaos.redis.child.test.js drive them.
  *
  * Every entry carries a payload of its own (RawPayload bytes 128, 1, then its number; a mode
  * entry a (destination, mode, wake-up) pair of its own; a cancellation a message of its own),
  * so the simulator's creation counts (src/simulator/terminal-creations.ts) say for each entry
  * how many times the gateway created it, and its message IDs (increasing) the order.
  */
+const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -282,7 +284,7 @@ function verdict(sim, plan, records, acceptedAt, lifeOf, unsure = new Set()) {
     const notKept = unsure.has(m.id) && got.length === 0;
     if (notKept) v.unsure.push(m.id);
     else if (repeatAcrossKill(got, lifeOf)) v.repeated.push(m.id);
-    else if (got.length !== 1 || got[0].t !== 'ok') v.ended.push(`${m.id}: ${got.length ? got.map((r) => `${r.t}${r.code ? ` ${r.code}` : ''}${r.m ? ` "${r.m}"` : ''}`).join(', ') : 'no outcome'}`);
+    else if (got.length !== 1 || got[0].t !== 'ok') v.ended.push(`${m.id}: ${got.length ? got.map((r) => `${r.t}${r.code ? ` ${r.code}` : ''}${r.m ? ` "${r.m}"` : ''} (line ${r.line}, life ${lifeOf(r.line)}${r.by ? `, by ${r.by}` : ''}${r.outbox?.key ? `, key ${r.outbox.key}` : ''})`).join(', ') : 'no outcome'}`);
     if (got.some((r) => r.t === 'err' && /EXPIRED|TTL ended/.test(`${r.code} ${r.m}`))) v.expired.push(m.id);
     m.entries.forEach((e, i) => {
       if (e.cancel) {
@@ -314,4 +316,114 @@ function verdict(sim, plan, records, acceptedAt, lifeOf, unsure = new Set()) {
 /** The first few of a list of problems, and how many. */
 const some = (list, n = 8) => (list.length ? `${list.length}: ${list.slice(0, n).join('; ')}${list.length > n ? '; ...' : ''}` : 'none');
 
-module.exports = { rng, demoTerminals, makePlan, entryKey, chaosFlows, readRecords, outcomesById, repeatAcrossKill, keptOnDisk, inRedis, leaseHolder, touchedAtGateway, verdict, some };
+// ---- The run's parts both chaos files share: sizes, the simulator, the plan, the faults, the feed, the end ----
+
+/** A size from the environment (IOTGW_CHAOS_*), or `dflt`. */
+const envInt = (name, dflt) => (process.env[name] ? Number.parseInt(process.env[name], 10) : dflt);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const SEND_ROUTES = ['terminal/messages', 'terminal/to_multiple', 'terminal/mode', 'terminal/cancel'];
+const READ_ROUTES = ['terminal/status', 'terminal/fw_messages', 'terminal/info', 'terminal/auth'];
+/** The simulator's options: the account's limits (10 calls a second, 3 at a time), terminals that stay online. */
+const CHAOS_SIMULATOR = { terminal: { rateLimitCalls: 10, rateLimitWindowMs: 1000, maxConcurrent: 3, offlineTimeoutMs: 24 * 3600 * 1000 } };
+
+/**
+ * The run's plan on `sim`'s demo terminals: `destinations` online ones, and one cancellation
+ * target per 12 entries, a message the simulator holds for one of 4 offline terminals (its
+ * payload 129, `tag`, its number: each run's own). {plan, byId}.
+ */
+function chaosPlan(sim, { seed, entries, destinations, tag }) {
+  const dests = demoTerminals(sim, destinations, true);
+  const offline = demoTerminals(sim, 4, false);
+  const targets = [];
+  for (let i = 0; i < Math.ceil(entries / 12); i++) targets.push(sim.terminal.acceptMessage(offline[i % offline.length], { RawPayload: Buffer.from([129, tag, i >> 8, i & 255]).toString('base64') }).toString());
+  const plan = makePlan({ seed, entries, dests, cancelTargets: targets });
+  return { plan, byId: new Map(plan.map((m) => [m.id, m])) };
+}
+
+/** The faults, seeded: the link down in random windows; on each send route 5xx, 503, 429 and a lost reply, on each read route 5xx, 503 and 429, each with `probability`. */
+function startFaults(sim, seed, probability, readProbability = probability) {
+  sim.server.link.chaos({ seed, upMs: [4000, 15000], downMs: [500, 5000] });
+  for (const route of SEND_ROUTES) sim.inject({ route, kinds: ['server-error', 'unavailable', 'rate-limit', 'lost-reply'], probability, seed: seed + route.length, times: 'all' });
+  for (const route of READ_ROUTES) sim.inject({ route, kinds: ['server-error', 'unavailable', 'rate-limit'], probability: readProbability, seed: seed + route.length, times: 'all' });
+}
+
+/** Moments (ms from the start) of `n` events, seeded, spread over `feedSeconds` and a little after it, each moved by up to `jitter` / 2 of its share, at least `gap` ms apart. */
+function moments(random, n, { feedSeconds, gap, jitter }) {
+  const span = feedSeconds * 1000 * 1.15;
+  const out = [];
+  for (let i = 0; i < n; i++) out.push((span * (i + 0.5 + (random() - 0.5) * jitter)) / n);
+  out.sort((a, b) => a - b);
+  for (let i = 1; i < out.length; i++) out[i] = Math.max(out[i], out[i - 1] + gap);
+  return out;
+}
+
+/**
+ * The plan fed at its pace (plan.length msgs over `feedSeconds` from `t0`), at most 20 msgs a
+ * POST; msgs to feed again (not accepted before a kill) go first. The chaos files' feeders
+ * add their run(): to which runtime, and what a failed POST means.
+ */
+class ChaosFeeder {
+  constructor(plan, t0, feedSeconds) {
+    Object.assign(this, { plan, t0, feedSeconds, cursor: 0, again: [], seq: 0, lastFeed: new Map(), posts: 0 });
+  }
+
+  get done() {
+    return this.cursor >= this.plan.length && this.again.length === 0;
+  }
+
+  next() {
+    if (this.again.length) return this.again.splice(0, 20);
+    const due = Math.min(this.plan.length, Math.ceil((this.plan.length * (Date.now() - this.t0)) / (this.feedSeconds * 1000)));
+    const batch = this.plan.slice(this.cursor, Math.min(due, this.cursor + 20));
+    this.cursor += batch.length;
+    return batch;
+  }
+
+  /** POSTs `batch` (without the plan's entries) to the feed of the runtime at `url`: the status; throws when the runtime does not answer. */
+  static async post(url, batch) {
+    const r = await fetch(`${url}/chaos/feed`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(batch.map(({ entries: _entries, ...m }) => m)) });
+    await r.text();
+    return r.status;
+  }
+}
+
+/** The end's figures, added to `figures` and printed: the link's windows, the faults injected, the simulator's counters, the creations, the restarts' range. */
+function endFigures(figures, sim, plan) {
+  figures.link = { windows: sim.server.link.windows, swallowed: sim.server.link.swallowed };
+  figures.injected = sim.server.injected;
+  figures.counters = sim.terminal.counters;
+  figures.creations = { total: sim.terminal.creations.total, entries: plan.reduce((n, m) => n + m.entries.length, 0), msgs: plan.length };
+  figures.restartsMs = `${Math.min(...figures.restartsMs)}..${Math.max(...figures.restartsMs)}`;
+  console.log(`      [figures] ${JSON.stringify(figures)}`);
+}
+
+/**
+ * The verdict's promises, asserted (`v`: verdict()'s, `order` its order problems that count and
+ * `among` whose order they are, `lives`: the kills (and failovers) a repeat may come across,
+ * `across` their words).
+ */
+function assertVerdict(sim, records, v, { order = v.order, among = '', lostOutcomes, lives, across }) {
+  assert.equal(records.torn, 0, 'no torn record line');
+  assert.equal(v.created.length, 0, `each entry created once at each destination: ${some(v.created)}`);
+  assert.equal(v.cancelled.length, 0, `each target cancelled once: ${some(v.cancelled)}`);
+  assert.equal(order.length, 0, `acceptance order per destination and priority${among}: ${some(order)}`);
+  assert.equal(lostOutcomes.length, 0, `no msg's outcome lost: ${some(lostOutcomes)}`);
+  assert.equal(v.ended.length, 0, `each msg ended once, on output 1 (or once more across ${across}, with the same msg.outbox.key): ${some(v.ended)}`);
+  assert.ok(v.repeated.length <= lives, `at most one outcome given again per ${across.replace(/^a /, '')}: ${some(v.repeated)}`);
+  assert.equal(v.expired.length, 0, `none expired: ${some(v.expired)}`);
+  assert.equal(sim.terminal.counters.throttled, 0, "the account's limits were never passed");
+}
+
+/** The run had its kinds of faults whatever its size: the link down at least once, a 5xx and a 429 answered. */
+function assertFaultsCame(figures) {
+  const w = figures.link.windows;
+  const i = figures.injected;
+  assert.ok((w.refused ?? 0) + (w['black-hole'] ?? 0) > 0, `the link dropped: ${JSON.stringify(w)}`);
+  assert.ok((i['server-error'] ?? 0) + (i.unavailable ?? 0) > 0, `a 5xx came: ${JSON.stringify(i)}`);
+  assert.ok((i['rate-limit'] ?? 0) > 0, `a 429 came: ${JSON.stringify(i)}`);
+}
+
+module.exports = {
+  rng, demoTerminals, makePlan, entryKey, chaosFlows, readRecords, outcomesById, repeatAcrossKill, keptOnDisk, inRedis, leaseHolder, touchedAtGateway, verdict, some,
+  envInt, sleep, SEND_ROUTES, READ_ROUTES, CHAOS_SIMULATOR, chaosPlan, startFaults, moments, ChaosFeeder, endFigures, assertVerdict, assertFaultsCame,
+};

@@ -7,19 +7,12 @@
  * expiredLastHour; an account without an outbox shows none.
  */
 const assert = require('node:assert/strict');
-const { userDirPerTest, simulatorPerTest, load, until, collect, sendMessageNode, nodeFlow } = require('../helpers/harness');
-
-const DEST = '01000001SKYA001';
-const raw = (i) => Buffer.from([128, 1, i & 255, (i >> 8) & 255]).toString('base64');
+const { outboxPerTest, OUTBOX_DEST: DEST, outboxRaw: raw, load, until, collect, sendMessageNode, nodeFlow } = require('../helpers/harness');
 
 describe('iotgw-account-status: outboxes', function () {
   this.timeout(120000);
   let sim;
-  simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } }, (s) => (sim = s));
-  userDirPerTest(() => {}, 'iotgw-outbox-status-');
-  afterEach(async function () {
-    await sim.server.link.up();
-  });
+  outboxPerTest({}, 'iotgw-outbox-status-', (s) => (sim = s));
 
   const statusNode = { id: 'status', type: 'iotgw-account-status', account: 'gw', intervalSeconds: 0, wires: [['out']] };
   const flow = (props = {}) =>

@@ -9,19 +9,12 @@
  * closes gives its outcome once, from the new node.
  */
 const assert = require('node:assert/strict');
-const { userDirPerTest, simulatorPerTest, helper, load, redeploy, until, collect, sendMessageNode, nodeFlow } = require('../helpers/harness');
-
-const DEST = '01000001SKYA001';
-const raw = (i) => Buffer.from([128, 1, i & 255, (i >> 8) & 255]).toString('base64');
+const { outboxPerTest, OUTBOX_DEST: DEST, outboxRaw: raw, helper, load, redeploy, until, collect, sendMessageNode, nodeFlow } = require('../helpers/harness');
 
 describe('iotgw-send-message: the outbox across a redeploy', function () {
   this.timeout(120000);
   let sim;
-  simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 100, receivedAfterMs: 300 } }, (s) => (sim = s));
-  userDirPerTest(() => {}, 'iotgw-outbox-redeploy-');
-  afterEach(async function () {
-    await sim.server.link.up();
-  });
+  outboxPerTest({ sendingAfterMs: 100, receivedAfterMs: 300 }, 'iotgw-outbox-redeploy-', (s) => (sim = s));
 
   /** The send node (its `name` marks a new version: a Modified Nodes deploy restarts it alone), its outputs, a Catch and a Complete node. */
   const flow = (version) => nodeFlow(sim, sendMessageNode({ outbox: 'on', outboxName: 'edge', name: `send v${version}` }), {

@@ -13,20 +13,13 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { openOutboxes } = require('../../dist/lib/node-red/outbox-registry');
-const { userDirPerTest, simulatorPerTest, helper, load, until, collect, sendMessageNode, nodeFlow, logged } = require('../helpers/harness');
-
-const DEST = '01000001SKYA001';
-const raw = (i) => Buffer.from([128, 1, i & 255, (i >> 8) & 255]).toString('base64');
+const { outboxPerTest, OUTBOX_DEST: DEST, outboxRaw: raw, recordStatuses, helper, load, until, collect, sendMessageNode, nodeFlow, logged } = require('../helpers/harness');
 
 describe('iotgw-send-message: the outbox', function () {
   this.timeout(90000);
   let sim;
   let userDir;
-  simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 100, receivedAfterMs: 300 } }, (s) => (sim = s));
-  userDirPerTest((d) => (userDir = d), 'iotgw-outbox-');
-  afterEach(async function () {
-    await sim.server.link.up();
-  });
+  outboxPerTest({ sendingAfterMs: 100, receivedAfterMs: 300 }, 'iotgw-outbox-', (s, d) => ((sim = s), (userDir = d)));
 
   const flow = (props = {}) => nodeFlow(sim, sendMessageNode({ outbox: 'on', outboxName: 'edge', ...props }), { gw: { timeoutMs: 3000, maxRetries: 0 }, outs: ['ok', 'bad'] });
   const created = () => sim.terminal.creations.total;
@@ -35,15 +28,6 @@ describe('iotgw-send-message: the outbox', function () {
     return fs.existsSync(dir) ? fs.readdirSync(dir).map((f) => fs.readFileSync(path.join(dir, f), 'latin1')).join('') : '';
   };
   const creations = async () => (await (await fetch(`${sim.url}/_sim/creations`)).json());
-  const statusOf = (node) => {
-    const seen = [];
-    const orig = node.status.bind(node);
-    node.status = (s) => {
-      seen.push(s);
-      return orig(s);
-    };
-    return seen;
-  };
 
   it('off (absent in older flows): no outbox folder, sent at once as before', async function () {
     const n = await load(nodeFlow(sim, sendMessageNode(), { outs: ['ok', 'bad'] }));
@@ -57,7 +41,7 @@ describe('iotgw-send-message: the outbox', function () {
   it('accepted means durable: the entry is in the store while the link is down; sent once when it is back, with msg.outbox', async function () {
     const n = await load(flow());
     const ok = collect(n.get('ok'));
-    const statuses = statusOf(n.get('send'));
+    const statuses = recordStatuses(n.get('send'));
     sim.server.link.refuse();
     n.get('send').receive({ payload: { DestinationID: DEST, RawPayload: raw(7) }, topic: 'kept' });
     await until(() => logText().includes(raw(7)), 30000, 'the entry in the store');
@@ -146,7 +130,7 @@ describe('iotgw-send-message: the outbox', function () {
     n = await load(flow({ outboxMaxEntries: 2, whenFull: 'drop-oldest' }));
     caught = collect(n.get('caught'));
     // Entries in a send are not dropped: the new msg comes once the refused send put them back.
-    const statuses = statusOf(n.get('send'));
+    const statuses = recordStatuses(n.get('send'));
     await until(() => statuses.some((s) => s.fill === 'yellow'), 30000, 'the send refused, the entries waiting');
     n.get('send').receive({ payload: { DestinationID: DEST, RawPayload: raw(13) }, i: 3 });
     await until(() => caught.length === 1, 30000, 'the oldest dropped');

@@ -9,7 +9,7 @@
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { userDirPerTest, simulatorPerTest, helper, gatewayNode, load, until, collect, catchAll, recordWarnings } = require('../helpers/harness');
+const { outboxPerTest, helper, gatewayNode, load, until, collect, catchAll, recordWarnings } = require('../helpers/harness');
 
 const A = '01000001SKYA001';
 const B = '01000003SKYB003';
@@ -18,8 +18,7 @@ describe('iotgw-terminal-mode and iotgw-cancel: the outbox', function () {
   this.timeout(90000);
   let sim;
   let userDir;
-  simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 60000, receivedAfterMs: 120000 } }, (s) => (sim = s));
-  userDirPerTest((d) => (userDir = d), 'iotgw-outbox-');
+  outboxPerTest({ sendingAfterMs: 60000, receivedAfterMs: 120000 }, 'iotgw-outbox-', (s, d) => ((sim = s), (userDir = d)));
 
   const on = { outbox: 'on' };
   // A throttle holds the account's SEND group for its window: a short one here.
@@ -85,8 +84,7 @@ describe('iotgw-terminal-mode and iotgw-cancel: the outbox', function () {
 describe('iotgw-send-message: a Destinations message through the outbox', function () {
   this.timeout(90000);
   let sim;
-  simulatorPerTest({ terminal: { rateLimitCalls: 0, maxConcurrent: 0, sendingAfterMs: 100, receivedAfterMs: 300 } }, (s) => (sim = s));
-  userDirPerTest(() => {}, 'iotgw-outbox-');
+  outboxPerTest({ sendingAfterMs: 100, receivedAfterMs: 300 }, 'iotgw-outbox-', (s) => (sim = s));
 
   it('one entry, one result per destination on output 1', async function () {
     const n = await load([

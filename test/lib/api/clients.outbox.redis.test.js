@@ -9,39 +9,18 @@
  */
 const assert = require('node:assert/strict');
 const { describeRedis } = require('../../helpers/redis');
-const { startSimulator, TerminalClient } = require('../../..');
 const { waitUntil } = require('../../helpers/wait');
-
-const DEST = '01000001SKYA001';
-const raw = (...bytes) => Buffer.from([128, 9, ...bytes]).toString('base64');
+const { clientOutboxPerTest, OUTBOX_DEST: DEST, outboxRaw: raw } = require('../../helpers/clients');
 
 describeRedis('TerminalClient outbox, Redis store (issue 45, real redis-server)', function (ctx) {
   this.timeout(90000);
   let sim;
   let n = 0;
   let name;
-  const clients = [];
-
-  const newClient = () => {
-    const c = new TerminalClient({ baseUrl: sim.url, clientId: 'demo', clientSecret: 'demo-secret', rateLimitCalls: 0, maxRetries: 0 });
-    clients.push(c);
-    return c;
-  };
-  const open = async () => {
-    const ob = await newClient().outbox({ redis: { url: ctx.server.url }, name });
-    const seen = [];
-    ob.on('outcome', (o) => seen.push(o));
-    return { ob, seen };
-  };
-  const created = (...bytes) => sim.terminal.creations.count(DEST, { RawPayload: raw(...bytes) });
+  const { open, created } = clientOutboxPerTest(() => ({ redis: { url: ctx.server.url }, name }), (s) => (sim = s));
 
   beforeEach(async () => {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
     name = `edge-${process.pid}-${++n}`;
-  });
-  afterEach(async () => {
-    for (const c of clients.splice(0)) await c.close();
-    await sim.close();
   });
 
   it('accepted during an outage, closed: a new client on a new connection drains them and gives their outcomes, each created once', async function () {

@@ -12,13 +12,10 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { startSimulator, TerminalClient, GatewayError } = require('../../..');
+const { GatewayError } = require('../../..');
 const { waitUntil } = require('../../helpers/wait');
-const { refused } = require('../../helpers/clients');
+const { refused, clientOutboxPerTest, OUTBOX_DEST: DEST, outboxRaw: raw } = require('../../helpers/clients');
 const { execFile } = require('node:child_process');
-
-const DEST = '01000001SKYA001';
-const raw = (...bytes) => Buffer.from([128, 9, ...bytes]).toString('base64');
 
 /** The iterator's next outcome, or a failure that says which never came (within 30 s). */
 async function nextOf(it, what) {
@@ -32,31 +29,13 @@ describe('TerminalClient outbox, file store (issue 45)', function () {
   this.timeout(90000);
   let sim;
   let dir;
-  const clients = [];
-
-  // maxRetries 0: a refused connection fails at once (the client's own retries of reads would
-  // take half a minute to give up), so the outbox's back-off is what waits.
-  const newClient = () => {
-    const c = new TerminalClient({ baseUrl: sim.url, clientId: 'demo', clientSecret: 'demo-secret', rateLimitCalls: 0, maxRetries: 0 });
-    clients.push(c);
-    return c;
-  };
-  /** An outbox of a new client on the test's folder, its outcomes collected from the start. */
-  const open = async (opts = {}) => {
-    const ob = await newClient().outbox({ file: dir, ...opts });
-    const seen = [];
-    ob.on('outcome', (o) => seen.push(o));
-    return { ob, seen };
-  };
-  const created = (...bytes) => sim.terminal.creations.count(DEST, { RawPayload: raw(...bytes) });
+  // Outboxes of new clients on the test's folder (the helper's clients and simulator are closed first).
+  const { newClient, open, created } = clientOutboxPerTest(() => ({ file: dir }), (s) => (sim = s));
 
   beforeEach(async () => {
-    sim = await startSimulator({ terminal: { rateLimitCalls: 0, maxConcurrent: 0 } });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'iotgw-client-outbox-'));
   });
   afterEach(async () => {
-    for (const c of clients.splice(0)) await c.close();
-    await sim.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 

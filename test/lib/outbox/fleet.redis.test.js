@@ -56,6 +56,19 @@ describeRedis('outbox in a fleet (issue 45, real redis-server)', function (ctx) 
   };
   /** Holds the lease and drains (an engine without the fleet layer: holds the lease). */
   const drains = (ob) => ob.st.holds() && (!ob.fleet || ob.fleet.active);
+  /** Instance A (instance()'s `opts`), open, once it holds the lease and drains. */
+  const drainingA = async (opts) => {
+    const a = instance('a', opts);
+    await a.open();
+    await waitUntil(() => drains(a), 30000, 'A holds the lease and drains');
+    return a;
+  };
+  /** Instance B, open. */
+  const openB = async () => {
+    const b = instance('b');
+    await b.open();
+    return b;
+  };
   const accept = async (ob, i, count = 1, opts) => {
     const e = newEntries(count);
     await ob.accept(`m${i}`, { topic: `t${i}` }, e, opts);
@@ -66,11 +79,8 @@ describeRedis('outbox in a fleet (issue 45, real redis-server)', function (ctx) 
   };
 
   it('msgs accepted on an instance that does not hold the lease are sent by the holder once, and their outcomes emitted once, there', async function () {
-    const a = instance('a');
-    await a.open();
-    await waitUntil(() => drains(a), 30000, 'A holds the lease and drains');
-    const b = instance('b');
-    await b.open();
+    const a = await drainingA();
+    const b = await openB();
     const items = [];
     const fromB = [];
     for (let i = 0; i < 20; i++) {
@@ -97,13 +107,10 @@ describeRedis('outbox in a fleet (issue 45, real redis-server)', function (ctx) 
   it('the holder\'s connection cut during a send whose reply never comes: the other instance takes the lease, reconciles that send and drains the rest, nothing twice; the reply that comes late to the cut instance ends nothing again', async function () {
     let hang = false;
     const late = [];
-    const a = instance('a', {
+    const a = await drainingA({
       sender: { send: (batch) => (hang ? gw.sender('ok').send(batch).then((out) => new Promise((r) => late.push(() => r(out)))) : gw.sender('ok').send(batch)) },
     });
-    await a.open();
-    await waitUntil(() => drains(a), 30000, 'A holds the lease and drains');
-    const b = instance('b');
-    await b.open();
+    const b = await openB();
     const items = [];
     for (let i = 0; i < 10; i++) items.push(...(await accept(i % 2 ? b : a, i, 2)));
     await waitUntil(() => a.outcomes.length === 10, 30000, 'the first ten through A');
@@ -132,9 +139,7 @@ describeRedis('outbox in a fleet (issue 45, real redis-server)', function (ctx) 
 
   it('the state of an instance that does not drain follows the fleet\'s outbox (what waits, the oldest), read from Redis: its status and account status', async function () {
     let link = 'down';
-    const a = instance('a', { sender: gw.sender(() => link) });
-    await a.open();
-    await waitUntil(() => drains(a), 30000, 'A holds the lease and drains');
+    const a = await drainingA({ sender: gw.sender(() => link) });
     const b = instance('b');
     const states = [];
     b.on('state', (s) => states.push(s));
@@ -157,9 +162,7 @@ describeRedis('outbox in a fleet (issue 45, real redis-server)', function (ctx) 
     // The holder marks the send after 0.5 s (B opens meanwhile, the entries waiting); the
     // gateway answers 2 s later, past the entries' TTL (1 s).
     const slow = { gatewayTime: () => new Promise((r) => setTimeout(r, 500)), send: (batch) => new Promise((r) => setTimeout(r, 2000)).then(() => gw.sender('ok').send(batch)) };
-    const a = instance('a', { sender: slow });
-    await a.open();
-    await waitUntil(() => drains(a), 30000, 'A holds the lease and drains');
+    const a = await drainingA({ sender: slow });
     const items = await accept(a, 0, 4, { ttlSeconds: 1 }); // one batch
     const b = instance('b');
     await b.open(); // it opens before A's mark; A's send is in flight when the TTL runs out
@@ -171,11 +174,8 @@ describeRedis('outbox in a fleet (issue 45, real redis-server)', function (ctx) 
   });
 
   it('a holder that stalled after marking a send and lost the lease meanwhile lets no request leave; the new holder sends it once', async function () {
-    const a = instance('a');
-    await a.open();
-    await waitUntil(() => drains(a), 30000, 'A holds the lease and drains');
-    const b = instance('b');
-    await b.open();
+    const a = await drainingA();
+    const b = await openB();
     // A stalls right after its mark (a long GC, a frozen VM) until its lease has run out.
     const mark = a.st.markSending.bind(a.st);
     a.st.markSending = async (...args) => {
