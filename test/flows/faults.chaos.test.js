@@ -17,7 +17,9 @@ describe('reliability: a chaos run of random faults, per node type', function ()
 
   describe('every node type side by side', function () {
     const title = (spec) => `${spec.label ?? spec.type}: a chaos run with random faults on 40% of calls accounts for every msg`;
-    sideBySide(landedSpecs(), { title, figures, configProps: { ...faultGwProps(), maxRetries: 2 } }, async ({ sim, n, spec }) => {
+    // No injected kind holds a call open, so the calls' timeout only measures the machine: 15 s,
+    // not the fault runs' 2 s (one core shared with other work timed calls out: TIMEOUT, issue 44).
+    sideBySide(landedSpecs(), { title, figures, configProps: { ...faultGwProps(), maxRetries: 2, timeoutSeconds: 15 } }, async ({ sim, n, spec }) => {
       const allowed = new Set(['ok', 'HTTP_ERROR', 'NETWORK', 'BAD_RESPONSE', 'RATE_LIMITED']);
       const ledger = new Ledger(n, spec.outputs);
       const dut = n.get('dut');
