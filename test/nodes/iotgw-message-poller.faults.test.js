@@ -108,8 +108,11 @@ describe('iotgw-message-poller: faults of disk and gateway', function () {
       const callsWhenBroken = calls();
       assert.equal(callsWhenBroken, 2);
       assert.ok(emittedWhenBroken > 500 && emittedWhenBroken <= 1000, `${emittedWhenBroken}: the reply in flight went out`);
-      // Three intervals with the folder broken: the write is retried, nothing is fetched or emitted.
-      await sleep(3500);
+      // Three more polls of the timer with the folder broken (each shows its failure): the write
+      // is retried, nothing is fetched or emitted.
+      const reds = () => statuses.filter((s) => s.fill === 'red').length;
+      const redsWhenBroken = reds();
+      await until(() => reds() >= redsWhenBroken + 3, 30000, 'three more polls with the folder broken', () => JSON.stringify(statuses.slice(-3)));
       assert.equal(calls(), callsWhenBroken, 'no request while the mark cannot be written');
       assert.equal(out.length, emittedWhenBroken, 'nothing more emitted');
       assert.equal(caught.length, 1, 'one error, not one per interval');
