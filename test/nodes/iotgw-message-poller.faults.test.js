@@ -169,7 +169,10 @@ describe('iotgw-message-poller: faults of disk and gateway', function () {
         const out = collect(n.get('out'));
         const caught = collect(n.get('caught'));
         await until(() => caught.length >= 1, 60000, 'the STORAGE error');
-        await sleep(2500); // two more intervals
+        // Two more polls of the timer, each stopped by the mark (each shows red): nothing fetched.
+        const reds = () => statuses.filter((s) => s.fill === 'red').length;
+        const redsAtError = reds();
+        await until(() => reds() >= redsAtError + 2, 30000, 'two more polls', () => JSON.stringify(statuses.slice(-3)));
         assert.equal(calls(), 0, 'nothing polled');
         assert.equal(out.length, 0);
         assert.equal(caught.length, 1, 'one error');
