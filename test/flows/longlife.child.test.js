@@ -8,7 +8,7 @@
  * after the warm-up, and the runtime's active handles (timers, sockets) return to what
  * they were. RSS is reported, not asserted (it follows the allocator, not leaks).
  *
- * IOTGW_LONGLIFE_REDEPLOYS sets the count (default 200, about 30 s); the
+ * IOTGW_LONGLIFE_REDEPLOYS sets the count (default 200, about 15 s); the
  * 200-run figures in docs/security.md come from
  *   IOTGW_LONGLIFE_REDEPLOYS=200 npx mocha --no-config --timeout 600000 test/flows/longlife.child.test.js
  */
@@ -102,7 +102,7 @@ describe('long life: many redeploys of a flow with every node (child Node-RED, f
         z: 'tab',
         type: 'inject',
         once: true,
-        onceDelay: 0.05,
+        onceDelay: 0.001,
         repeat: '',
         topic: '',
         props: [{ p: 'payload' }],
@@ -147,7 +147,7 @@ describe('long life: many redeploys of a flow with every node (child Node-RED, f
     for (let round = 0; round < REDEPLOYS; round++) {
       const before = last();
       await red.deploy(flow(WARMUP + round));
-      // The Injects fire at 50 ms: once a request of this round has reached the simulator, the next deploy stops work in flight.
+      // The Injects fire 1 ms after the start: once a request of this round has reached the simulator, the next deploy stops work in flight.
       await waitFor(() => last() !== before, 30000, `a request of round ${round + 1} at the simulator`);
       if ((round + 1) % 50 === 0) samples.push({ round: round + 1, ...(await mem()) });
     }

@@ -432,4 +432,4 @@ function fleetFlows(sim, redis, nodes) {
   ];
 }
 
-module.exports = { ChildRed, makeUserDir, addAdminAuth, freePort, waitFor, holdCall, held, drained, backlogMissing, lineCount, recordLines, childGateway, statusPoller, appendNode, RedFleet, fleetPerTest, fleetPerFile, fleetFlows, authRedPerSuite };
+module.exports = { ChildRed, makeUserDir, addAdminAuth, freePort, waitFor, holdCall, held, drained, backlogMissing, lineCount, recordLines, childGateway, statusPoller, appendNode, RedFleet, fleetPerTest, fleetPerFile, fleetFlows, authRedPerSuite, FLEET_SIM };

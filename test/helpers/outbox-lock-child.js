@@ -3,15 +3,17 @@
  * A process on an outbox folder (test/lib/outbox/folder-lock.test.js): it says `ready`, then
  * opens the folder's file store when told `go` on stdin (at once with `--now`), and says
  * `held` or `refused <code> <message>`; told `close`, it closes the store and says `closed`.
- * It then waits to be killed (or for stdin to end).
+ * It then waits to be killed (or for stdin to end). `--refresh=<ms>`: the store's lockRefreshMs.
  *
- *   node outbox-lock-child.js <folder> [--now]
+ *   node outbox-lock-child.js <folder> [--now] [--refresh=<ms>]
  */
 const readline = require('node:readline');
 const { FileOutboxStore } = require('../../dist/lib/outbox/file-store');
 
-const [folder, now] = process.argv.slice(2);
-const store = new FileOutboxStore(folder);
+const [folder, ...flags] = process.argv.slice(2);
+const now = flags.includes('--now') ? '--now' : undefined;
+const refresh = flags.find((f) => f.startsWith('--refresh='));
+const store = new FileOutboxStore(folder, refresh ? { lockRefreshMs: Number(refresh.slice('--refresh='.length)) } : {});
 const say = (line) => process.stdout.write(`${line}\n`);
 
 async function open() {

@@ -224,7 +224,7 @@ describe('iotgw-status-poller against the simulator', function () {
 
   describe('the strict FromUTC feed (issue 20)', function () {
     it('700 records in one second and 60 after it: 0 repeats, >= 500 of the 700, all 60, no loop, one warning', async function () {
-      this.timeout(20000);
+      this.timeout(90000);
       const crowded = nowSec() - 30;
       sim.terminal.addStatusRecords(700, crowded);
       sim.terminal.addStatusRecords(20, crowded + 1);
@@ -233,16 +233,23 @@ describe('iotgw-status-poller against the simulator', function () {
       const n = await load([gatewayNode(sim), poller({ startFrom: '-1h', intervalSeconds: 1, autoStart: true }), { id: 'out', type: 'helper' }, ...catchAll()]);
       const out = collect(n.get('out'));
       const caught = collect(n.get('caught'));
-      await until(() => out.filter((m) => m.payload.StatusUTC > formatUtc(crowded)).length >= 60, 8000, 'the 60 later records');
-      const callsAtDrain = sim.server.callsTo('terminal/status').length;
-      await new Promise((r) => setTimeout(r, 3500));
+      const calls = () => sim.server.callsTo('terminal/status');
+      await until(() => out.filter((m) => m.payload.StatusUTC > formatUtc(crowded)).length >= 60, 30000, 'the 60 later records');
+      const callsAtDrain = calls().length;
+      // The timer's next two polls answered: anything more would have come with them.
+      await until(() => calls().slice(callsAtDrain).filter((c) => c.status !== 0).length >= 2, 30000, 'two more polls answered');
       const keys = out.map((m) => `${m.topic}|${m.payload.State}|${m.payload.StatusUTC}`);
       assert.equal(new Set(keys).size, keys.length, '0 repeats');
       const inCrowded = out.filter((m) => m.payload.StatusUTC === formatUtc(crowded)).length;
       assert.ok(inCrowded >= 500 && inCrowded <= 700, `>= 500 of the 700 (${inCrowded})`);
       assert.equal(out.filter((m) => m.payload.StatusUTC > formatUtc(crowded)).length, 60, 'all 60 later records');
-      const later = sim.server.callsTo('terminal/status').length - callsAtDrain;
-      assert.ok(later <= 4, `at most one call per poll interval once past the crowded second (${later} in 3.5 s)`);
+      // No loop: the crowded second asked for once, then stepped past; after the drain only the
+      // timer polls, each an interval (1 s) after the one before, from a second after it.
+      const froms = calls().map((c) => new URLSearchParams(c.query).get('FromUTC'));
+      assert.ok(froms.filter((f) => f === formatUtc(crowded)).length <= 1, `the crowded second asked for once: ${froms.join(', ')}`);
+      assert.ok(froms.slice(callsAtDrain).every((f) => f > formatUtc(crowded)), `past the crowded second: ${froms.join(', ')}`);
+      const timed = calls().slice(callsAtDrain - 1);
+      for (let i = 1; i < timed.length; i++) assert.ok(timed[i].at - timed[i - 1].at >= 900, `a timer poll, not a loop (${timed[i].at - timed[i - 1].at} ms after the one before)`);
       const w = warnings('poller').filter((t) => t.includes(formatUtc(crowded)));
       assert.equal(w.length, 1, `one warning naming the crowded second: ${JSON.stringify(warnings('poller'))}`);
       assert.match(w[0], /500/, 'the warning says how many of its records were fetched');
@@ -250,17 +257,22 @@ describe('iotgw-status-poller against the simulator', function () {
     });
 
     it('a full reply with a null NextFromUTC does not loop: emits what is new, steps past the second, warns once', async function () {
-      this.timeout(15000);
+      this.timeout(60000);
       const sec = nowSec() - 20;
       sim.terminal.addStatusRecords(10, sec);
       const statuses = Array.from({ length: 10 }, (_, i) => ({ ID: 500 + i, State: 1, IsClosed: true, StatusUTC: formatUtc(sec), CreateUTC: formatUtc(sec - 60), Transport: 1 }));
       sim.inject({ route: 'terminal/status', status: 200, body: { ErrorID: 0, NextFromUTC: null, Statuses: statuses }, times: Infinity });
       const n = await load([gatewayNode(sim), poller({ startFrom: formatUtc(sec), fullAt: 10, intervalSeconds: 1, autoStart: true }), { id: 'out', type: 'helper' }]);
       const out = collect(n.get('out'));
-      await new Promise((r) => setTimeout(r, 2600));
+      // Four requests answered: the first poll's two (its full reply, then the page past the
+      // second) and two polls of the timer.
+      const answered = () => sim.server.callsTo('terminal/status').filter((c) => c.status !== 0);
+      await until(() => answered().length >= 4, 30000, 'four requests answered');
       assert.equal(out.length, 10, 'each record once');
-      const calls = sim.server.callsTo('terminal/status').map((c) => new URLSearchParams(c.query).get('FromUTC'));
-      assert.ok(calls.length <= 5, `no loop (${calls.length} calls in 2.6 s at 1 s)`);
+      const timed = answered();
+      const calls = timed.map((c) => new URLSearchParams(c.query).get('FromUTC'));
+      // No loop: past the second, the first poll ended; each request after is a timer poll, an interval (1 s) after the one before.
+      for (let i = 2; i < timed.length; i++) assert.ok(timed[i].at - timed[i - 1].at >= 900, `a timer poll, not a loop (${timed[i].at - timed[i - 1].at} ms after the one before)`);
       assert.equal(calls[0], formatUtc(sec));
       assert.equal(calls[1], formatUtc(sec + 1), 'stepped past the second');
       assert.equal(warnings('poller').filter((t) => t.includes(formatUtc(sec))).length, 1);

@@ -11,10 +11,12 @@
  * next two polls (each feed's: four when both poll) answered: nothing more may come of them.
  */
 const assert = require('node:assert/strict');
-const { waitFor, drained, lineCount, recordLines, appendNode, fleetPerFile, fleetFlows } = require('../helpers/child-red');
+const { waitFor, drained, lineCount, recordLines, appendNode, fleetPerFile, fleetFlows, FLEET_SIM } = require('../helpers/child-red');
 const { describeRedis } = require('../helpers/redis');
 
-const FLEET = 3000; // the simulator's default fleet
+// Terminals of the simulator's fleet, one update each: two full replies of 500 and one of 200
+// per feed (the default fleet of 3,000 made 7 replies a feed on a budget of 2 calls a second).
+const FLEET = 1200;
 
 function flows(sim, redisUrl, prefix, { id = 'tu1', feedName = '' } = {}) {
   return fleetFlows(sim, { url: redisUrl, keyPrefix: prefix }, [
@@ -30,7 +32,7 @@ const updates = (file) => read(file).filter((r) => r.kind === 'U');
 
 describeRedis('terminal updates fleet: two Node-RED instances, one account, Redis (child Node-RED, real redis-server)', function (ctx) {
   this.timeout(150000);
-  const run = fleetPerFile('iotgw-tufleet-', () => {});
+  const run = fleetPerFile('iotgw-tufleet-', () => {}, { simOptions: { ...FLEET_SIM, fleet: { size: FLEET } } });
 
   /** A runs `flowA`; once it emits, B runs `flowB`; both drained. Returns what each emitted. */
   async function twoInstances(flowA, flowB, { standby }) {

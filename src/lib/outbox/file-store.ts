@@ -36,6 +36,8 @@ export interface FileStoreOptions {
   fs?: StoreFs;
   /** How long a lock held from another host or container is watched for a refresh (folder-lock.ts; 30 s). */
   lockWatchMs?: number;
+  /** How often this process refreshes its lock and checks that it still holds it (folder-lock.ts; 5 s). */
+  lockRefreshMs?: number;
 }
 
 const LOG = /^log\.(\d{1,15})$/;
@@ -83,7 +85,7 @@ export class FileOutboxStore implements OutboxStore {
   async openEach(onMsg: (msg: StoredMsg, entries: OutboxEntry[]) => void): Promise<Pick<OpenedStore, 'nextSeq' | 'lost'>> {
     try {
       await this.fs.mkdir(this.dir, { recursive: true });
-      this.lock = await FolderLock.acquire(this.dir, { watchMs: this.options.lockWatchMs }); // one process at a time (folder-lock.ts)
+      this.lock = await FolderLock.acquire(this.dir, { watchMs: this.options.lockWatchMs, refreshMs: this.options.lockRefreshMs }); // one process at a time (folder-lock.ts)
       const names = await this.fs.readdir(this.dir);
       const gens = names.map((n) => LOG.exec(n)).filter((m): m is RegExpExecArray => !!m).map((m) => Number(m[1])).sort((a, b) => b - a);
       this.generation = gens[0] ?? 0;

@@ -18,7 +18,8 @@
  *   process does not hold (a container restarted with the same pid).
  * - A holder whose pid cannot be checked here (another hostname: a container recreated, or a
  *   folder shared over the network; or another pid namespace) refreshes its lock file's mtime
- *   every 5 s: the lock is watched for `watchMs` (30 s), stale when it was not refreshed meanwhile.
+ *   every `refreshMs` (5 s): the lock is watched for `watchMs` (30 s), stale when it was not
+ *   refreshed meanwhile. A lost lock is seen at the holder's next refresh.
  * - A lock file that cannot be read 10 s after it was written was torn by a crash: stale.
  * - Refused: STORAGE (the outbox cannot be used), naming the folder and the holder's pid
  *   (`isFolderInUse`: the node tries again, as the holder may stop).
@@ -59,6 +60,8 @@ const WATCH_MS = 30_000;
 export interface FolderLockOptions {
   /** How long a lock held from another host or pid namespace is watched for a refresh (default 30 s). */
   watchMs?: number;
+  /** How often the holder refreshes its lock file's mtime and checks that it still holds it (default 5 s; keep it well under the others' watchMs). */
+  refreshMs?: number;
 }
 
 /** Folders this process holds (their real paths), so a second open here is refused too. */
@@ -213,10 +216,11 @@ export class FolderLock {
     readonly dir: string,
     readonly generation: number,
     readonly holder: LockHolder,
+    refreshMs: number,
   ) {
     // The mtime says "alive" to a process that cannot check the pid (another host or container).
     const file = path.join(dir, `lock.${generation}`);
-    this.refresh = setInterval(() => void this.beat(file), REFRESH_MS);
+    this.refresh = setInterval(() => void this.beat(file), refreshMs);
     this.refresh.unref();
   }
 
@@ -243,14 +247,14 @@ export class FolderLock {
     if (heldHere.has(dir)) throw inUseHere(folder);
     heldHere.set(dir, self.token);
     try {
-      return await FolderLock.take(dir, folder, self, options.watchMs ?? WATCH_MS);
+      return await FolderLock.take(dir, folder, self, options.watchMs ?? WATCH_MS, options.refreshMs ?? REFRESH_MS);
     } catch (err) {
       heldHere.delete(dir);
       throw err;
     }
   }
 
-  private static async take(dir: string, folder: string, self: LockHolder, watchMs: number): Promise<FolderLock> {
+  private static async take(dir: string, folder: string, self: LockHolder, watchMs: number, refreshMs: number): Promise<FolderLock> {
     for (let round = 0; round < ROUNDS; round++) {
       const next = await FolderLock.nextGeneration(dir, folder, self, watchMs);
       if (next === undefined) continue;
@@ -261,7 +265,7 @@ export class FolderLock {
         continue;
       }
       await FolderLock.tidy(dir, next);
-      return new FolderLock(dir, next, self);
+      return new FolderLock(dir, next, self, refreshMs);
     }
     throw new GatewayError('STORAGE', `the outbox could not take its folder "${foreignText(folder, 200)}": other processes keep taking it`);
   }

@@ -173,19 +173,20 @@ describe('outbox folder lock: one process per folder (issue 45)', function () {
     assert.match(err.message, new RegExp(`pid ${process.ppid}\\b`));
   });
 
-  it('a holder whose pid cannot be checked here (another host or container) is watched: refused while it refreshes its lock, taken over once it stops', async function () {
-    // A real holder, its lock file made to say another host: its refreshes (every 5 s) keep it.
-    const holder = child([LOCK_CHILD, dir, '--now']);
+  it('a holder whose pid cannot be checked here (another host or container) is watched: refused while it refreshes its lock (every lockRefreshMs), taken over once it stops', async function () {
+    // A real holder refreshing every 100 ms, its lock file made to say another host. A watch of
+    // 4 s sees a refresh (at the default 5 s it would see none and take the folder).
+    const holder = child([LOCK_CHILD, dir, '--now', '--refresh=100']);
     await waitUntil(() => opened(holder), 30000, 'the holder holds the folder', () => holder.out);
     const [name] = Object.keys(locks(dir));
     const file = path.join(dir, name);
     fs.writeFileSync(file, JSON.stringify({ ...locks(dir)[name], host: 'another-box' }));
-    const far = await refused(new FileOutboxStore(dir, { lockWatchMs: 20000 }).open(), 'STORAGE');
+    const far = await refused(new FileOutboxStore(dir, { lockWatchMs: 4000 }).open(), 'STORAGE');
     assert.match(far.message, new RegExp(`^the outbox is in use by pid ${holder.child.pid} on host "another-box" \\(it keeps its lock fresh\\), in the folder ".*${path.basename(dir)}"`));
 
     // Killed: its lock is no longer refreshed, and after the watch it is taken over.
     await kill(holder);
-    const s = new FileOutboxStore(dir, { lockWatchMs: 2000 });
+    const s = new FileOutboxStore(dir, { lockWatchMs: 1000 });
     await s.open();
     assert.deepEqual(holders(dir).map((h) => h.pid), [process.pid]);
     await s.close();
@@ -194,11 +195,11 @@ describe('outbox folder lock: one process per folder (issue 45)', function () {
   it('a holder whose lock file no longer names it (removed by hand, taken over) writes and sends nothing more', async function () {
     const gw = new FakeGateway();
     gw.mode = 'down';
-    const ob = await openOutbox(dir, gw, { backoffMs: { first: 50, max: 200 } });
+    const ob = await openOutbox(dir, gw, { backoffMs: { first: 50, max: 200 } }, { lockRefreshMs: 200 });
     await ob.accept('m1', {}, entries(2));
     await waitUntil(() => gw.calls.length >= 1, 30000, 'a send tried while the link is down');
     for (const name of Object.keys(locks(dir))) fs.unlinkSync(path.join(dir, name));
-    await waitUntil(() => !ob.store.holds(), 30000, 'the lost lock seen at a refresh (every 5 s)');
+    await waitUntil(() => !ob.store.holds(), 30000, 'the lost lock seen at a refresh (every 200 ms here)');
     const calls = gw.calls.length;
     gw.mode = 'ok';
     await waitUntil(() => /taken over by another process/.test(ob.state().problem ?? ''), 30000, 'the state saying why nothing goes', () => JSON.stringify(ob.state()));
