@@ -137,7 +137,9 @@ async function resetEditor(ed) {
       return $('.red-ui-tray').length;
     });
     if (!open) break;
-    await page.waitForTimeout(400);
+    // A closing tray goes after 250 ms: on the page's clock (describeEditor's `clock`), at once.
+    if (ed.clock) await page.clock.fastForward(300);
+    else await page.waitForTimeout(400);
   }
   await page.mouse.move(5, 5);
 }
@@ -264,8 +266,8 @@ async function addFromPalette(ed, type, index) {
   const ws = await page.locator('#red-ui-workspace-chart').boundingBox();
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   await page.mouse.down();
-  await page.mouse.move(ws.x + 250, ws.y + 150, { steps: 8 });
-  await page.mouse.move(ws.x + 160 + 220 * (index % 3), ws.y + 60 + 50 * Math.floor(index / 3), { steps: 8 });
+  await page.mouse.move(ws.x + 250, ws.y + 150, { steps: 3 });
+  await page.mouse.move(ws.x + 160 + 220 * (index % 3), ws.y + 60 + 50 * Math.floor(index / 3), { steps: 3 });
   await page.mouse.up();
   const id = await page
     .waitForFunction((b) => RED.nodes.filterNodes({}).map((n) => n.id).find((i) => !b.includes(i)), before, { timeout: WAIT_MS })
@@ -343,6 +345,8 @@ function dialogTests(ed, areaTypes) {
         } else {
           await page.click('#node-dialog-ok');
         }
+        // The tray slides out for 250 ms before it is removed: on the page's clock, at once.
+        if (ed.clock) await page.clock.fastForward(300);
         await page.waitForFunction(() => !document.querySelector('.red-ui-tray'), null, { timeout: WAIT_MS }).catch(() => {});
         assert.deepStrictEqual(page.errors, [], `${type}: console errors while the dialog was used`);
         const state = await page.evaluate(
