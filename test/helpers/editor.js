@@ -589,8 +589,11 @@ async function selectExample(page, tab, name, { clock = false } = {}) {
       .waitForFunction(
         (name) => {
           if ($('#red-ui-clipboard-dialog-ok').is(':not([disabled])')) return 'ok';
-          const selected = $('#red-ui-clipboard-dialog-import-tabs-content .red-ui-treeList-label.selected:visible').first().text().trim();
-          return selected === name ? false : selected || 'nothing';
+          const labels = $('#red-ui-clipboard-dialog-import-tabs-content .red-ui-treeList-label:visible');
+          // A tree of another make (a later Node-RED): its selection unknown, wait for Import.
+          if (!labels.length) return false;
+          const selected = labels.filter('.selected').first().text().trim();
+          return selected.includes(name) ? false : selected || 'nothing';
         },
         name,
         { timeout: WAIT_MS },
