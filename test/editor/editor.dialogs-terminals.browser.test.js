@@ -30,6 +30,7 @@ describeEditor('editor in a real browser (Chromium): dialogs of the terminals si
       assert.ok((await shown('https://gw.example.com/gw/v1/')).includes('https://gw.example.com/gw/v1/api/v1.0/'));
       assert.equal(await shown('ftp://nope'), '', 'nothing shown for an invalid URL');
       await page.click('#node-config-dialog-cancel');
+      await page.clock.fastForward(300);
       await page.waitForFunction(() => !document.querySelector('.red-ui-tray'), null, { timeout: WAIT_MS }).catch(() => {});
       assert.deepStrictEqual(page.errors, []);
     });

@@ -8,4 +8,4 @@ const { describeEditor, exampleTests } = require('../helpers/editor');
 
 describeEditor('editor in a real browser (Chromium): examples of the LoRaWAN, SMS and app nodes', (ed) => {
   exampleTests(ed, 'lorawan-sms-app', { listed: true });
-});
+}, { clock: true });

@@ -9,4 +9,4 @@ const { describeEditor, exampleTests } = require('../helpers/editor');
 
 describeEditor('editor in a real browser (Chromium): examples of the terminals side', (ed) => {
   exampleTests(ed, 'terminals');
-});
+}, { clock: true });

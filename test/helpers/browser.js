@@ -131,8 +131,11 @@ function useEditor({ deployExamples = false, width = 1400, height = 900, clock =
   let browser;
   before(async function () {
     if (!chromiumPath()) throw new Error('no Chromium: install it (apt-get install -y chromium) or set IOTGW_CHROMIUM');
-    nr = await startNodeRed({ deployExamples });
-    browser = await launchBrowser();
+    // Node-RED and Chromium start side by side; either one started is stopped in `after`.
+    const [n, b] = await Promise.allSettled([startNodeRed({ deployExamples }), launchBrowser()]);
+    nr = n.value;
+    browser = b.value;
+    for (const r of [n, b]) if (r.status === 'rejected') throw r.reason;
     set({ nr, browser, page: await openEditor(browser, nr.url, { width, height, clock }) });
   });
   after(async function () {
@@ -143,12 +146,13 @@ function useEditor({ deployExamples = false, width = 1400, height = 900, clock =
 
 /**
  * Mocha hooks for the tests of one account dialog (config type `type`): the editor open
- * (useEditor, 1280 x 900), and `set({ nr, page, dialog })` (accountDialog) before the first test.
+ * (useEditor, 1280 x 900, the page's timers on Playwright's clock), and `set({ nr, page, dialog })`
+ * (accountDialog) before the first test.
  */
 function useAccountDialog(type, set) {
-  useEditor({ width: 1280, height: 900 }, ({ nr, page }) => {
+  useEditor({ width: 1280, height: 900, clock: true }, ({ nr, page }) => {
     page.setDefaultTimeout(WAIT_MS);
-    set({ nr, page, dialog: accountDialog(page, type) });
+    set({ nr, page, dialog: accountDialog(page, type, { clock: true }) });
   });
 }
 
@@ -172,12 +176,13 @@ function nodeTypes() {
 const TAB_IDS = { Connection: 'connection', Credentials: 'credentials', Limits: 'limits', 'Shared state': 'shared' };
 
 /**
- * Drives the account dialog of config type `type` (iotgw-gateway, iotgw-app) on `page`:
+ * Drives the account dialog of config type `type` (iotgw-gateway, iotgw-app) on `page` (with
+ * `clock`, a page whose timers run on Playwright's clock: openEditor):
  * open(id) (a new one by default), close(button), tab(label), tabLabels(), fieldsByTab(onTab), fill({key: value}) (on the
  * field's tab), saveAndDeploy(name), remove(id), testDeadPort(path) and testConnection(), which clicks "test connection" and resolves with {ok, failed, text}
  * once the result shows.
  */
-function accountDialog(page, type) {
+function accountDialog(page, type, { clock = false } = {}) {
   const tabId = (label) => `#${type}-tab-${TAB_IDS[label]}`;
   return {
     async open(id = '_ADD_') {
@@ -187,6 +192,8 @@ function accountDialog(page, type) {
     },
     async close(button = '#node-config-dialog-cancel') {
       await page.click(button);
+      // The tray slides out for 250 ms before it is removed: on the page's clock, at once.
+      if (clock) await page.clock.fastForward(300);
       await page.waitForFunction(() => !document.querySelector('.red-ui-tray'), null, { timeout: WAIT_MS });
     },
     /** The labels of the open dialog's tabs. */
@@ -205,8 +212,10 @@ function accountDialog(page, type) {
     },
     async tab(label) {
       if (await page.isVisible(tabId(label))) return;
-      // RED.tabs takes two clicks within its double-click time as one double click.
-      await page.waitForTimeout(600);
+      // RED.tabs takes two clicks within its double-click time (400 ms of Date.now()) as one
+      // double click: 600 ms between them, on the page's clock moved on at once.
+      if (clock) await page.clock.fastForward(600);
+      else await page.waitForTimeout(600);
       await page.click(`#node-config-${type}-tabs a[href="${tabId(label)}"]`);
       await page.waitForSelector(tabId(label), { state: 'visible' });
     },

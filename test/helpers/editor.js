@@ -78,7 +78,8 @@ function withoutChromium(title) {
  * and `ed.defs` (type -> {category, isConfig, defaults, credentials}). After a failed test
  * a screenshot goes to test/artifacts/; after every test the editor is left with no open
  * tray, dialog or tooltip. With `clock`, the page's timers run on Playwright's clock (openEditor in
- * browser.js), so the dialog tests skip the tooltips' delay. Without Chromium: a banner, and a
+ * browser.js), so the tests skip delays meant for people (a tooltip's, a folder's spinner, a
+ * closing tray's) with page.clock.fastForward. Without Chromium: a banner, and a
  * pending test (CI=true: a failing one).
  */
 function describeEditor(title, body, { clock = false } = {}) {
@@ -136,7 +137,9 @@ async function resetEditor(ed) {
       return $('.red-ui-tray').length;
     });
     if (!open) break;
-    await page.waitForTimeout(400);
+    // A closing tray goes after 250 ms: on the page's clock (describeEditor's `clock`), at once.
+    if (ed.clock) await page.clock.fastForward(300);
+    else await page.waitForTimeout(400);
   }
   await page.mouse.move(5, 5);
 }
@@ -263,8 +266,8 @@ async function addFromPalette(ed, type, index) {
   const ws = await page.locator('#red-ui-workspace-chart').boundingBox();
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   await page.mouse.down();
-  await page.mouse.move(ws.x + 250, ws.y + 150, { steps: 8 });
-  await page.mouse.move(ws.x + 160 + 220 * (index % 3), ws.y + 60 + 50 * Math.floor(index / 3), { steps: 8 });
+  await page.mouse.move(ws.x + 250, ws.y + 150, { steps: 3 });
+  await page.mouse.move(ws.x + 160 + 220 * (index % 3), ws.y + 60 + 50 * Math.floor(index / 3), { steps: 3 });
   await page.mouse.up();
   const id = await page
     .waitForFunction((b) => RED.nodes.filterNodes({}).map((n) => n.id).find((i) => !b.includes(i)), before, { timeout: WAIT_MS })
@@ -342,6 +345,8 @@ function dialogTests(ed, areaTypes) {
         } else {
           await page.click('#node-dialog-ok');
         }
+        // The tray slides out for 250 ms before it is removed: on the page's clock, at once.
+        if (ed.clock) await page.clock.fastForward(300);
         await page.waitForFunction(() => !document.querySelector('.red-ui-tray'), null, { timeout: WAIT_MS }).catch(() => {});
         assert.deepStrictEqual(page.errors, [], `${type}: console errors while the dialog was used`);
         const state = await page.evaluate(
@@ -397,6 +402,8 @@ function exampleTests(ed, area, { listed = false } = {}) {
         await page.click('#red-ui-clipboard-dialog-import-tabs li:has-text("Examples")');
         const tab = page.locator('#red-ui-clipboard-dialog-import-tabs-content');
         await tab.getByText('@iotgateway/node-red-gateway', { exact: true }).click();
+        // The folder's spinner, shown 400 ms at least: on the page's clock, at once.
+        if (ed.clock) await page.clock.fastForward(400);
         for (const f of files) {
           await tab.getByText(f.file.replace(/\.json$/, ''), { exact: true }).waitFor({ state: 'visible', timeout: WAIT_MS });
         }
@@ -426,9 +433,11 @@ function exampleTests(ed, area, { listed = false } = {}) {
           return ids;
         });
         await page.evaluate(() => RED.actions.invoke('core:show-examples-import-dialog'));
+        // The tree's first folder opens with its spinner (400 ms at least): on the page's clock, at once.
+        if (ed.clock) await page.clock.fastForward(400);
         const tab = page.locator('#red-ui-clipboard-dialog-import-tabs-content');
         const name = f.file.replace(/\.json$/, '');
-        await selectExample(page, tab, name);
+        await selectExample(page, tab, name, { clock: ed.clock });
         await page.click('#red-ui-clipboard-dialog-import-opt-new');
         await page.click('#red-ui-clipboard-dialog-ok');
         // The editor fetches the example from the runtime, then imports it: wait for its tab.
@@ -465,19 +474,22 @@ function exampleTests(ed, area, { listed = false } = {}) {
               }
             });
             // Pollers poll every 5 s at the most here: the output the test waits for may come from a
-            // poll (the tracker's delivery, the account status), and the pace of an example's polls
-            // (10 to 60 s, for a real account) is not what it proves. Five polls in 20 s stay
-            // within the examples' own rate limit of 5 calls a minute.
-            // Likewise an inject node that fires once at deploy fires within half a second (the
-            // examples wait 1 to 20 s, which a person watching the debug sidebar does not mind).
+            // poll (the tracker's delivery), and the pace of an example's polls (10 to 60 s, for a
+            // real account) is not what it proves. Five polls in 20 s stay within the examples' own
+            // rate limit of 5 calls a minute. An account-status node, whose figures cost no call,
+            // sends them every second (the fleet dashboard's one debug output).
+            // Likewise an inject node that fires once at deploy fires 0.1 s after it (Node-RED's
+            // default; the examples wait 1 to 20 s, which a person watching the debug sidebar does
+            // not mind).
             for (const ws of added) {
               for (const n of RED.nodes.filterNodes({ z: ws })) {
-                if (/^iotgw-/.test(n.type) && Number(n.intervalSeconds) > POLL_SECONDS) {
-                  n.intervalSeconds = POLL_SECONDS;
+                const every = n.type === 'iotgw-account-status' ? 1 : POLL_SECONDS;
+                if (/^iotgw-/.test(n.type) && Number(n.intervalSeconds) > every) {
+                  n.intervalSeconds = every;
                   n.changed = true;
                 }
-                if (n.type === 'inject' && n.once && Number(n.onceDelay) > 0.5) {
-                  n.onceDelay = 0.5;
+                if (n.type === 'inject' && n.once && Number(n.onceDelay) > 0.1) {
+                  n.onceDelay = 0.1;
                   n.changed = true;
                 }
               }
@@ -554,29 +566,46 @@ function exampleTests(ed, area, { listed = false } = {}) {
   });
 }
 
-/** Removes every flow tab and every config node of the package, and deploys that. */
 /**
- * Selects an example in the Import dialog's tree and waits until Import is enabled (the editor
- * has fetched the example's preview: slow on a busy machine). A click that lands while the
- * tree is still opening its folder selects nothing and leaves Import disabled for good, so
- * the folder is opened and the example clicked again until the selection holds (at most 4
- * tries, 30 s each).
+ * Selects an example in the Import dialog's tree and waits until Import is enabled (on Node-RED
+ * 5 once the editor has fetched the example's preview: slow on a busy machine). A click can
+ * miss: the tree's folder opens with a spinner that goes as its children slide in, and a click
+ * aimed at the example as the rows moved has landed on the folder's own label, which closed
+ * the folder and left Import disabled (1 in 30 under load). So after each click the tree's
+ * selection is read: Import enabled, done; the example selected, wait on; anything else, the
+ * folder is opened and the example clicked again (at most 4 clicks). On the page's clock
+ * (`clock`), the folder's spinner, shown at least 400 ms for a person, is moved past.
  */
-async function selectExample(page, tab, name) {
+async function selectExample(page, tab, name, { clock = false } = {}) {
   const item = tab.getByText(name, { exact: true });
-  const ok = '#red-ui-clipboard-dialog-ok:not([disabled])';
+  const missed = [];
   for (let attempt = 1; ; attempt++) {
-    if (!(await item.isVisible())) await tab.getByText('@iotgateway/node-red-gateway', { exact: true }).click();
-    await item.click();
-    try {
-      await page.waitForSelector(ok, { timeout: 30000 });
-      return;
-    } catch (err) {
-      if (attempt >= 4) throw err;
+    if (!(await item.isVisible())) {
+      await tab.getByText('@iotgateway/node-red-gateway', { exact: true }).click();
+      if (clock) await page.clock.fastForward(400);
     }
+    await item.click();
+    const state = await page
+      .waitForFunction(
+        (name) => {
+          if ($('#red-ui-clipboard-dialog-ok').is(':not([disabled])')) return 'ok';
+          const labels = $('#red-ui-clipboard-dialog-import-tabs-content .red-ui-treeList-label:visible');
+          // A tree of another make (a later Node-RED): its selection unknown, wait for Import.
+          if (!labels.length) return false;
+          const selected = labels.filter('.selected').first().text().trim();
+          return selected.includes(name) ? false : selected || 'nothing';
+        },
+        name,
+        { timeout: WAIT_MS },
+      )
+      .then((h) => h.jsonValue());
+    if (state === 'ok') return;
+    missed.push(state);
+    if (attempt >= 4) throw new Error(`${name}: not selected in Import > Examples after ${attempt} clicks (selected instead: ${missed.join(', ')})`);
   }
 }
 
+/** Removes every flow tab and every config node of the package (not deployed). */
 async function clearWorkspace(ed) {
   const { page } = ed;
   await page.evaluate(() => {
