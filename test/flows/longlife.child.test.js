@@ -60,7 +60,7 @@ describe('long life: many redeploys of a flow with every node (child Node-RED, f
     probe = path.join(dir, 'probe.js');
     fs.writeFileSync(probe, PROBE);
     red = new ChildRed(dir, { nodeArgs: ['--expose-gc', '--require', probe], ipc: true });
-    await red.start(60000);
+    await red.start();
   });
   after(async function () {
     if (red && red.proc && red.proc.exitCode === null) await red.kill('SIGKILL');

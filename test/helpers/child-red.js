@@ -115,9 +115,11 @@ class ChildRed {
    * Starts Node-RED on a free port. A port found free a moment ago may be taken by the time
    * Node-RED listens (another suite beside this one, or an outgoing connection's local port: the
    * kernel hands out the same range): Node-RED then exits with "port in use", and it is started
-   * again on another (at most 5 tries).
+   * again on another (at most 5 tries). The limit is a wait, not a speed: a start takes 3 to 5 s
+   * alone here, but when the suite's first files all start a runtime and a browser at once on two
+   * busy cores it took more than 30 s (issue 44: both outbox chaos files failed so, 6 workers).
    */
-  async start(timeoutMs = 30000) {
+  async start(timeoutMs = 120000) {
     for (let attempt = 1; ; attempt++) {
       const from = this.output.length;
       try {
