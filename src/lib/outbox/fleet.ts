@@ -42,7 +42,6 @@ export interface FleetHost extends DrainHost {
   drain: Drain;
   live: { entries: number; bytes: number };
   readonly emitting: Set<Promise<void>>;
-  warn(message: string): void;
   emit(event: string, ...args: unknown[]): boolean;
   /** After entries were loaded: the outcomes left unemitted emitted, the TTL timer set, the drain started. */
   started(lost: { torn: number; corrupt: number }): void;

@@ -153,6 +153,26 @@ describeRedis('outbox Redis store (issue 45, real redis-server)', function (ctx)
     assert.equal((await reopen()).entries.find((e) => e.id === 'm1/0').attempts, 2);
   });
 
+  it('one writer ends an entry: an end of an entry another writer ended otherwise, or forgot, changes nothing and says it was taken; the same end run again is the same end', async function () {
+    const s = store();
+    await s.open();
+    await s.waitForLease();
+    await s.accept(msg('m1', 2), entriesOf('m1', 2));
+    await s.markSending(['m1/0', 'm1/1'], { id: 'a1', startedAt: 2 });
+    const mine = { id: 'm1/0', outcome: { result: 'accepted', gatewayId: '7', at: 3 } };
+    assert.deepEqual(await s.end([mine]), { taken: [] });
+    assert.deepEqual(await s.end([mine]), { taken: [] }, 'run again (its reply lost): the same end');
+    assert.equal(s.figures().entries, 1, 'ended once');
+    // The lease's next holder ended it otherwise (a late answer of the one that lost the lease):
+    assert.deepEqual(await s.end([{ id: 'm1/0', outcome: { result: 'accepted', gatewayId: '7', at: 9 } }, { id: 'm1/1', outcome: { result: 'accepted', gatewayId: '8', at: 9 } }]), { taken: ['m1/0'] });
+    const found = (await reopen()).entries.map((e) => [e.id, e.state.outcome.at]);
+    assert.deepEqual(found, [['m1/0', 3], ['m1/1', 9]], 'm1/0 kept its first end; m1/1 ended');
+    assert.equal(s.figures().entries, 0);
+    await s.forget(['m1']);
+    assert.deepEqual(await s.end([{ id: 'm1/1', outcome: { result: 'accepted', gatewayId: '8', at: 10 } }]), { taken: ['m1/1'] }, 'forgotten: taken');
+    assert.equal(s.figures().entries, 0);
+  });
+
   it('a mark that would overtake an older waiting entry of its priority the drainer has not read (another instance\'s accept) is refused, unseen, with nothing marked; read, or of another priority, it is not', async function () {
     const a = store();
     const b = store();

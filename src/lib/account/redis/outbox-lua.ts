@@ -99,8 +99,10 @@ return figures(KEYS[2])`;
 /**
  * KEYS: lease, meta, w, e, s, sa. ARGV: owner:fence ('' when not held), then per end: id,
  * outcome JSON, 1 when it is a send's answer (its attempt is kept for sentAt). An entry that
- * is sending ends only with the lease held (FENCED, nothing changes); ended or forgotten
- * entries are skipped.
+ * is sending ends only with the lease held (FENCED, nothing changes). One writer wins: an
+ * entry ended with another outcome, or forgotten, is not ended again and its id is returned
+ * (taken: another instance, the lease's next holder, ended it and emits its msg); one ended
+ * with this very outcome is this call's run again. Returns {entries, bytes, taken ids...}.
  */
 export const END = `${LIB}
 local held = ARGV[1] ~= '' and redis.call('GET', KEYS[1]) == ARGV[1]
@@ -110,19 +112,23 @@ for i = 2, #ARGV, 3 do
     return redis.error_reply('FENCED an entry being sent ends only by the lease holder')
   end
 end
-local ended = 0
+local ended, taken = 0, {}
 for i = 2, #ARGV, 3 do
-  local id = ARGV[i]
+  local id, want = ARGV[i], 'e' .. ARGV[i + 1]
   local st = redis.call('HGET', KEYS[5], id)
-  if redis.call('HEXISTS', KEYS[4], id) == 1 and not (st and string.sub(st, 1, 1) == 'e') then
+  if redis.call('HEXISTS', KEYS[4], id) == 0 or (st and string.sub(st, 1, 1) == 'e' and st ~= want) then
+    table.insert(taken, id)
+  elseif st ~= want then
     if st and string.sub(st, 1, 1) == 's' and ARGV[i + 2] == '1' then redis.call('HSET', KEYS[6], id, string.sub(st, 2)) end
-    redis.call('HSET', KEYS[5], id, 'e' .. ARGV[i + 1])
+    redis.call('HSET', KEYS[5], id, want)
     redis.call('ZREM', KEYS[3], id)
     ended = ended + 1
   end
 end
 if ended > 0 then redis.call('HINCRBY', KEYS[2], 'entries', -ended) end
-return figures(KEYS[2])`;
+local out = figures(KEYS[2])
+for _, id in ipairs(taken) do table.insert(out, id) end
+return out`;
 
 /** KEYS: lease, meta, w, e, s. ARGV: owner:fence, ids... Sending entries wait again in their place (FENCED without the lease). */
 export const BACK_TO_WAITING = `${LIB}

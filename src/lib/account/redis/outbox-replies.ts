@@ -14,6 +14,12 @@ export function figuresOf(v: unknown, n: number, what: string): number[] {
   return v as number[];
 }
 
+/** The end script's reply: figures (entries, bytes), then the ids another writer ended first. */
+export function endReply(v: unknown): { figures: { entries: number; bytes: number }; taken: string[] } {
+  if (!Array.isArray(v) || v.length < 2 || !Number.isSafeInteger(v[0]) || !Number.isSafeInteger(v[1]) || !v.slice(2).every((x) => typeof x === 'string')) throw new WrongReplyError('the end script', 'figures and ids', v);
+  return { figures: { entries: v[0] as number, bytes: v[1] as number }, taken: v.slice(2) as string[] };
+}
+
 /** The values script's reply: [length (-1 absent), value] per field read. */
 export function pairs(v: unknown, what: string): Array<[number, string]> {
   if (!Array.isArray(v) || v.length % 2 !== 0) throw new WrongReplyError(what, 'an array of lengths and values', v);

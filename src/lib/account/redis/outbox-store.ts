@@ -34,7 +34,7 @@ import type { RedisConnection } from './connection';
 import { SharedStateError } from './errors';
 import { RedisFeedLease, type LeaseState } from './feed-lease';
 import { ACCEPT, BACK_TO_WAITING, END, FORGET, MARK_SENDING, PAGE, SLICE, SUMMARY, VALUES, WITHDRAW } from './outbox-lua';
-import { parsePage, pairs, figuresOf, type Page } from './outbox-replies';
+import { endReply, parsePage, pairs, figuresOf, type Page } from './outbox-replies';
 import { script, type Script } from './script';
 
 export interface RedisOutboxStoreOptions {
@@ -246,11 +246,14 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
     }
   }
 
-  async end(ends: Array<{ id: string; outcome: EntryOutcome }>): Promise<void> {
-    if (!ends.length) return;
+  /** One writer wins: `taken` lists the ends another instance made first (ended otherwise, or forgotten), not made here. */
+  async end(ends: Array<{ id: string; outcome: EntryOutcome }>): Promise<{ taken: string[] }> {
+    if (!ends.length) return { taken: [] };
     const k = this.k;
     const args = ends.flatMap((x) => [x.id, JSON.stringify(x.outcome), x.outcome.result === 'EXPIRED' || x.outcome.result === 'OUTBOX_FULL' ? '0' : '1']);
-    await this.fenced('ending outbox entries', this.lua.end, [k.lease, k.meta, k.w, k.e, k.s, k.sa], args);
+    const got = await this.call('ending outbox entries', this.lua.end, [k.lease, k.meta, k.w, k.e, k.s, k.sa], [this.owner(), ...args], endReply);
+    this.figs = got.figures;
+    return { taken: got.taken };
   }
 
   async backToWaiting(ids: string[]): Promise<void> {
@@ -296,10 +299,14 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
 
   /** A write of a send: with this instance's lease and fence ('' when not held: refused). */
   private async fenced(what: string, lua: Script, keys: string[], args: string[]): Promise<void> {
-    const fence = this.lease.fence(this.feed);
-    const owner = fence === undefined ? '' : `${this.lease.instanceId}:${fence}`;
-    const figs = await this.call(what, lua, keys, [owner, ...args], (v) => figuresOf(v, 2, 'the outbox script'));
+    const figs = await this.call(what, lua, keys, [this.owner(), ...args], (v) => figuresOf(v, 2, 'the outbox script'));
     this.figs = { entries: figs[0]!, bytes: figs[1]! };
+  }
+
+  /** This instance's `owner:fence` in the lease, '' when it does not hold it. */
+  private owner(): string {
+    const fence = this.lease.fence(this.feed);
+    return fence === undefined ? '' : `${this.lease.instanceId}:${fence}`;
   }
 
   /** Values of a hash's fields, in pages within the bound (a value over it read in slices). */
