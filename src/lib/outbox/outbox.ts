@@ -13,7 +13,7 @@
 import { EventEmitter } from 'node:events';
 import { badInput, GatewayError } from '../common/errors';
 import { Drain, endInStore, type DrainHost, type End } from './drain';
-import { adopt, adoptAll, Fleet, isFleetStore } from './fleet';
+import { adopt, adoptAll, claimed, Fleet, isFleetStore } from './fleet';
 import { makeKey } from './keys';
 import { SendQueue, takeOldestUntil } from './queue';
 import { ENDED, EntryTable, OUT, WAITING } from './table';
@@ -318,6 +318,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
     const read = Promise.all([this.store.msgJson(key).catch(() => undefined), this.store.load(entries.map((e) => e.id)).catch(() => new Map<string, JsonValue>())]);
     const emitted = read.then(async ([json, items]) => {
       await before;
+      if (!(await claimed(this, key))) return undefined; // another instance of the fleet emits it
       return this.emitNow({
         outbox: this.name, key, msgId, json, acceptedAt,
         entries: entries.map((e) => ({
@@ -327,7 +328,9 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
       });
     });
     this.lastEmitted = emitted.then(() => undefined, () => undefined);
-    if (!(await emitted)) {
+    const how = await emitted;
+    if (how === undefined) return;
+    if (!how) {
       const now = t.byKey.get(key); // not taken: left in the store, the next open emits it
       if (now !== undefined) t.emitted.set(now, 0);
       return;

@@ -184,6 +184,8 @@ export interface OutboxStore {
    * the caller emits nothing for them (one outcome per msg).
    */
   end(ends: Array<{ id: string; outcome: EntryOutcome }>): Promise<void | { taken: string[] }>;
+  /** A fleet's store: whether this instance emits this ended msg's outcome: 0 yes, -1 no (another does or did), else ms to ask again. */
+  claim?(key: string): Promise<number>;
   /** These sending entries were not created at the gateway: waiting again, in their place. */
   backToWaiting(ids: string[]): Promise<void>;
   /** These msgs' outcomes were emitted: they and their entries are forgotten (space reclaimed). */

@@ -216,6 +216,33 @@ describeRedis('outbox in a fleet (issue 45, real redis-server)', function (ctx) 
     createdOnce([...first, ...items]);
   });
 
+  it('a holder that ended a msg\'s entries and stalled past its lease before emitting its outcome: the msg ends once, on one instance', async function () {
+    const a = await drainingA();
+    const b = await openB();
+    const first = await accept(a, 0, 1);
+    await waitUntil(() => a.outcomes.length === 1, 30000, 'the first msg through A');
+    let stalled = false;
+    const read = a.st.msgJson.bind(a.st);
+    a.st.msgJson = async (key) => {
+      if (!stalled) {
+        // A stalls between the end of the msg's entries and its outcome (a busy machine): no renewal, its lease lapses.
+        stalled = true;
+        clearInterval(a.st.lease.holds.get(a.st.feed).timer);
+        await waitUntil(() => !a.st.holds(), 30000, 'A\'s lease ran out');
+        await waitUntil(() => b.outcomes.length > 0, 10000, 'B emits it meanwhile').catch(() => undefined);
+      }
+      return read(key);
+    };
+    const items = await accept(b, 1, 2);
+    await waitUntil(() => stalled, 30000, 'A ended the msg and stalls');
+    await waitUntil(() => a.outcomes.length + b.outcomes.length >= 2, 60000, 'the msg ends');
+    await new Promise((r) => setTimeout(r, 2000));
+    const keys = [...a.outcomes, ...b.outcomes].map((o) => o.key);
+    assert.equal(keys.length, 2, `two outcomes in all (A ${a.outcomes.length}, B ${b.outcomes.length})`);
+    assert.equal(new Set(keys).size, 2, 'each msg once');
+    createdOnce([...first, ...items]);
+  });
+
   it('acceptance order across the fleet: the holder\'s own accept whose reply is still on its way (its seq given in Redis) is not overtaken by a newer one of another instance that the holder read meanwhile', async function () {
     const a = instance('a');
     await a.open();

@@ -173,6 +173,32 @@ describeRedis('outbox Redis store (issue 45, real redis-server)', function (ctx)
     assert.equal(s.figures().entries, 0);
   });
 
+  it('one instance emits a msg\'s outcome: the claim of the lease holder; the next holder waits out a fresh claim of the last one (a lease time, here 5 s), then takes it; none once the msg is forgotten, none without the lease', async function () {
+    const cA = conn();
+    const a = store({ claimGraceMs: 5000 }, cA);
+    const b = store({ claimGraceMs: 5000 });
+    await a.open();
+    await a.waitForLease();
+    await b.open();
+    await a.accept(msg('m1'), entriesOf('m1', 1));
+    await a.accept(msg('m2'), entriesOf('m2', 1));
+    assert.equal(await b.claim('m1'), -1, 'not the holder');
+    assert.equal(await a.claim('m1'), 0);
+    assert.equal(await a.claim('m1'), 0, 'its own claim again');
+    cA.client.disconnect(); // A dies before it forgot m1
+    await waitUntil(() => b.holds(), 30000, 'b takes the lease over');
+    const wait = await b.claim('m1');
+    assert.ok(wait > 0 && wait <= 5000, `A's fresh claim is waited out (${wait} ms)`);
+    await new Promise((r) => setTimeout(r, wait + 50));
+    assert.equal(await b.claim('m1'), 0, 'then taken: the outcome given again, as after a kill');
+    assert.equal(await b.claim('m2'), 0, 'a msg no one claimed: at once');
+    await b.forget(['m1']);
+    assert.equal(await b.claim('m1'), -1, 'forgotten: emitted');
+    assert.deepEqual((await outboxKeys()).filter((k) => k.endsWith(':mo')), [`iotgw:{${keys.hash}}:outbox:${name}:mo`], 'm2\'s claim is kept with it');
+    await b.forget(['m2']);
+    assert.deepEqual((await outboxKeys()).filter((k) => k.endsWith(':mo')), [], 'and forgotten with it');
+  });
+
   it('a mark that would overtake an older waiting entry of its priority the drainer has not read (another instance\'s accept) is refused, unseen, with nothing marked; read, or of another priority, it is not', async function () {
     const a = store();
     const b = store();

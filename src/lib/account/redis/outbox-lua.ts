@@ -12,7 +12,8 @@
  * - hashes by entry id: `e` its head (JSON, written once), `i` its item (JSON), `a` its
  *   attempts, `s` its state (absent: waiting, never tried; `w` waiting again; `s<attempt
  *   JSON>` sending; `e<outcome JSON>` ended), `sa` the attempt that got its answer;
- * - hashes by msg key: `mh` its head (`{"s":first seq,"n":entries,"b":bytes,...}`), `mj` its JSON.
+ * - hashes by msg key: `mh` its head (`{"s":first seq,"n":entries,"b":bytes,...}`), `mj` its JSON,
+ *   `mo` the claim of its outcome (`<owner:fence>@<Redis ms>`: the instance that emits it, CLAIM).
  * The lease key is the feed lease's (`lease:outbox:<name>`, feed-lease.ts): the writes of a
  * send (mark, its end, back to waiting) need it held, with this instance's fence.
  */
@@ -144,7 +145,7 @@ for i = 2, #ARGV do
 end
 return figures(KEYS[2])`;
 
-/** KEYS: meta, z, w, e, i, s, a, sa, mh, mj. ARGV: msg keys. Each msg and its entries are deleted. */
+/** KEYS: meta, z, w, e, i, s, a, sa, mh, mj, mo. ARGV: msg keys. Each msg and its entries are deleted. */
 export const FORGET = `${LIB}
 for k = 1, #ARGV do
   local head = redis.call('HGET', KEYS[9], ARGV[k])
@@ -161,6 +162,7 @@ for k = 1, #ARGV do
     end
     redis.call('HDEL', KEYS[9], ARGV[k])
     redis.call('HDEL', KEYS[10], ARGV[k])
+    redis.call('HDEL', KEYS[11], ARGV[k])
     if open > 0 then redis.call('HINCRBY', KEYS[1], 'entries', -open) end
     redis.call('HINCRBY', KEYS[1], 'bytes', -tonumber(b))
   end
@@ -278,3 +280,24 @@ redis.call('HINCRBY', KEYS[1], 'entries', -tonumber(n))
 redis.call('HINCRBY', KEYS[1], 'bytes', -tonumber(b))
 local f = figures(KEYS[1])
 return {1, 0, f[1], f[2]}`;
+
+
+/**
+ * KEYS: lease, mh, mo. ARGV: owner:fence, msg key, grace ms. One instance emits a msg's outcome
+ * (fleet.ts): the one whose claim this script took, with the lease held. Returns 0: claimed
+ * (emit it; this owner's claim again too), -1: not this instance's (the lease not held, or the
+ * msg forgotten: emitted), or the ms to wait: another owner claimed it less than the grace ago
+ * (the last holder, which emits and forgets it at once; once the grace is over it is taken: that
+ * holder died before it forgot the msg, the outcome is emitted again, as after a kill).
+ */
+export const CLAIM = `if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('HEXISTS', KEYS[2], ARGV[2]) == 0 then return -1 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local cur = redis.call('HGET', KEYS[3], ARGV[2])
+if cur then
+  local owner, at = string.match(cur, '^(.*)@(%d+)$')
+  local left = tonumber(ARGV[3]) - (now - tonumber(at or '0'))
+  if owner ~= ARGV[1] and left > 0 then return left end
+end
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[1] .. '@' .. now)
+return 0`;
