@@ -40,7 +40,9 @@
  *
  * Sizes: IOTGW_CHAOS_ENTRIES, IOTGW_CHAOS_KILLS, IOTGW_CHAOS_FAILOVERS, IOTGW_CHAOS_FEED_SECONDS,
  * IOTGW_CHAOS_DESTINATIONS, IOTGW_CHAOS_FAULT_PROBABILITY (0.08), IOTGW_CHAOS_SEED,
- * IOTGW_CHAOS_DRAIN_SECONDS; IOTGW_CHAOS_TRACE=1 for a trace.
+ * IOTGW_CHAOS_DRAIN_SECONDS; IOTGW_CHAOS_LEASE_SECONDS (the runtimes' iotgwRedisLeaseSeconds, default 10:
+ * a shorter lease makes takeovers, and a holder that stalls past its lease, more likely);
+ * IOTGW_CHAOS_TRACE=1 for a trace.
  */
 const assert = require('node:assert/strict');
 const Redis = require('ioredis');
@@ -72,6 +74,7 @@ const SEED = envInt('IOTGW_CHAOS_SEED', 7);
 // Fewer destinations than the file run's 50: more commands per destination and priority to order.
 const DESTINATIONS = envInt('IOTGW_CHAOS_DESTINATIONS', 12);
 const DRAIN_MS = envInt('IOTGW_CHAOS_DRAIN_SECONDS', 300) * 1000;
+const LEASE_SECONDS = envInt('IOTGW_CHAOS_LEASE_SECONDS', 0); // 0: the runtimes' default (10 s)
 // The chance of a random fault per send (5xx, 503, 429, a reply lost) and per read (5xx, 503, 429).
 // Each 500 on a send costs its outbox a 30 s pause: the request may have been handled, so the
 // send is reconciled, absent only once the gateway's records are 30 s past it.
@@ -161,7 +164,7 @@ function events() {
 
   beforeEach(async function () {
     sim = await startSimulator(CHAOS_SIMULATOR);
-    fleet = new RedFleet('iotgw-oxchaosr-');
+    fleet = new RedFleet('iotgw-oxchaosr-', LEASE_SECONDS ? { settings: { iotgwRedisLeaseSeconds: LEASE_SECONDS } } : {});
     set = await new SentinelSet().start();
     redis = new Redis({ sentinels: set.sentinels.map((s) => ({ host: '127.0.0.1', port: s.port })), name: set.name, lazyConnect: true });
     redis.on('error', () => {}); // it follows the failover

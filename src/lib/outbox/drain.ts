@@ -37,6 +37,7 @@ export interface DrainHost {
   drains(): boolean;
   now(): number;
   changed(): void;
+  warn(message: string): void;
   /** Ends the waiting entries whose TTL ended; false when that could not be recorded. */
   expire(): Promise<boolean>;
   ended(ends: End[]): Promise<void>[];
@@ -50,6 +51,19 @@ export interface DrainHost {
   seenThrough?(): number | undefined;
   /** A fleet's holder, after a mark refused 'unseen': reads what the others accepted now; false when that failed. */
   catchUp?(): Promise<boolean>;
+}
+
+/**
+ * The store's end of these entries, less those another writer ended first (a fleet's store
+ * says which: the lease's next holder ended them and emits their msgs), so the caller emits
+ * nothing for them: one outcome per msg, also from a holder that stalled past its lease.
+ */
+export async function endInStore<T extends End>(store: OutboxStore, ends: T[], warn: (message: string) => void): Promise<T[]> {
+  const got = await store.end(ends.map((x) => ({ id: x.entry.id, outcome: x.outcome })));
+  const taken = new Set(got?.taken ?? []);
+  if (!taken.size) return ends;
+  warn(`${taken.size} entr${taken.size === 1 ? 'y' : 'ies'} of the outbox had been ended by another instance of the fleet (this one lost its lease meanwhile): the outcome is emitted there, not here`);
+  return ends.filter((x) => !taken.has(x.entry.id));
 }
 
 /** Marks refused 'unseen' in a row (each followed by a read) before the drain backs off. */
@@ -233,10 +247,10 @@ export class Drain {
   /** `since`: when the attempt's call ended (what cannot be recorded is reconciled as of then). */
   private async record(ends: End[], back: OutboxEntry[], attempt: SendAttempt, since?: number, code?: UnknownGroup['code']): Promise<void> {
     const [endDone, backDone] = await Promise.allSettled([
-      ends.length ? this.ob.store.end(ends.map((x) => ({ id: x.entry.id, outcome: x.outcome }))) : undefined,
+      ends.length ? endInStore(this.ob.store, ends, (m) => this.ob.warn(m)) : [],
       back.length ? this.ob.store.backToWaiting(back.map((e) => e.id)) : undefined,
     ]);
-    if (endDone.status === 'fulfilled') this.ob.ended(ends);
+    if (endDone.status === 'fulfilled') this.ob.ended(endDone.value);
     else this.addUnknown(attempt, ends.map((x) => x.entry), this.ob.now() + this.reconcileEvery(), since, code);
     if (backDone.status === 'fulfilled') this.ob.requeue(back);
     else this.addUnknown(attempt, back, this.ob.now() + this.reconcileEvery(), since, code);

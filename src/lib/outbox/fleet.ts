@@ -42,7 +42,6 @@ export interface FleetHost extends DrainHost {
   drain: Drain;
   live: { entries: number; bytes: number };
   readonly emitting: Set<Promise<void>>;
-  warn(message: string): void;
   emit(event: string, ...args: unknown[]): boolean;
   /** After entries were loaded: the outcomes left unemitted emitted, the TTL timer set, the drain started. */
   started(lost: { torn: number; corrupt: number }): void;
@@ -86,6 +85,28 @@ export function adoptAll(ob: FleetHost, found: OpenedStore, skip?: (key: string)
   }
   for (const m of found.msgs) if (!skip?.(m.key)) adopt(ob, m, byMsg.get(m.key) ?? []);
   return found;
+}
+
+/**
+ * Whether this instance emits a msg's outcome (one writer wins, the store's claim with the lease
+ * held): not when another instance does or did (the holder that ended the msg lost its lease
+ * before its outcome, and the next holder read it ended: one of the two emits it). The last
+ * holder's fresh claim is waited for (it forgets the msg once emitted); a claim that failed is
+ * tried again while this instance drains.
+ */
+export async function claimed(ob: { store: OutboxStore; drains(): boolean }, key: string): Promise<boolean> {
+  if (!ob.store.claim) return true;
+  for (;;) {
+    let wait: number;
+    try {
+      wait = await ob.store.claim(key);
+    } catch {
+      wait = 1000;
+    }
+    if (wait === 0) return true;
+    if (wait < 0 || !ob.drains()) return false;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(wait, 1000)).unref());
+  }
 }
 
 export class Fleet {

@@ -12,8 +12,8 @@
  */
 import { EventEmitter } from 'node:events';
 import { badInput, GatewayError } from '../common/errors';
-import { Drain, type DrainHost } from './drain';
-import { adopt, adoptAll, Fleet, isFleetStore } from './fleet';
+import { Drain, endInStore, type DrainHost, type End } from './drain';
+import { adopt, adoptAll, claimed, Fleet, isFleetStore } from './fleet';
 import { makeKey } from './keys';
 import { SendQueue, takeOldestUntil } from './queue';
 import { ENDED, EntryTable, OUT, WAITING } from './table';
@@ -191,8 +191,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
   /** Ends entries (recorded first); emits the outcome of each msg all of whose entries ended. */
   async endEntries(ends: Array<{ entry: OutboxEntry; outcome: EntryOutcome }>): Promise<void> {
     if (!ends.length) return;
-    await this.store.end(ends.map((x) => ({ id: x.entry.id, outcome: x.outcome })));
-    this.ended(ends);
+    this.ended(await endInStore(this.store, ends, (m) => this.warn(m)));
   }
 
   /** In memory, after the store recorded the ends. */
@@ -283,13 +282,14 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
       const victims = this.pickVictims(entries, bytes);
       if (!victims.length) throw this.full('every entry is being sent; none can be dropped');
       const at = this.now();
+      let made: End[];
       try {
-        await this.store.end(victims.map((entry) => ({ id: entry.id, outcome: { result: 'OUTBOX_FULL', at } })));
+        made = await endInStore(this.store, victims.map((entry) => ({ entry, outcome: { result: 'OUTBOX_FULL' as const, at } })), (m) => this.warn(m));
       } catch (err) {
         this.requeue(victims);
         throw err;
       }
-      await Promise.all(this.ended(victims.map((entry) => ({ entry, outcome: { result: 'OUTBOX_FULL' as const, at } }))));
+      await Promise.all(this.ended(made));
     }
   }
 
@@ -318,6 +318,7 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
     const read = Promise.all([this.store.msgJson(key).catch(() => undefined), this.store.load(entries.map((e) => e.id)).catch(() => new Map<string, JsonValue>())]);
     const emitted = read.then(async ([json, items]) => {
       await before;
+      if (!(await claimed(this, key))) return undefined; // another instance of the fleet emits it
       return this.emitNow({
         outbox: this.name, key, msgId, json, acceptedAt,
         entries: entries.map((e) => ({
@@ -327,7 +328,9 @@ export class Outbox extends EventEmitter implements OutboxApi, DrainHost {
       });
     });
     this.lastEmitted = emitted.then(() => undefined, () => undefined);
-    if (!(await emitted)) {
+    const how = await emitted;
+    if (how === undefined) return;
+    if (!how) {
       const now = t.byKey.get(key); // not taken: left in the store, the next open emits it
       if (now !== undefined) t.emitted.set(now, 0);
       return;

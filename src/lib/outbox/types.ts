@@ -178,8 +178,14 @@ export interface OutboxStore {
    * reason 'unseen'), so nothing overtakes it.
    */
   markSending(ids: string[], attempt: SendAttempt, seenThrough?: number): Promise<void>;
-  /** These entries ended. */
-  end(ends: Array<{ id: string; outcome: EntryOutcome }>): Promise<void>;
+  /**
+   * These entries ended. A fleet's store may answer `taken`: ids it did not end because another
+   * writer had (ended otherwise, or forgotten: the lease's next holder, which emits their msgs);
+   * the caller emits nothing for them (one outcome per msg).
+   */
+  end(ends: Array<{ id: string; outcome: EntryOutcome }>): Promise<void | { taken: string[] }>;
+  /** A fleet's store: whether this instance emits this ended msg's outcome: 0 yes, -1 no (another does or did), else ms to ask again. */
+  claim?(key: string): Promise<number>;
   /** These sending entries were not created at the gateway: waiting again, in their place. */
   backToWaiting(ids: string[]): Promise<void>;
   /** These msgs' outcomes were emitted: they and their entries are forgotten (space reclaimed). */

@@ -7,7 +7,8 @@
  * the other takes the lease, reconciles that send and drains the rest, nothing twice; a
  * non-holder never ends EXPIRED an entry the holder sent, and its state follows what the
  * fleet's outbox holds; a holder that stalled after the mark and lost the lease lets no
- * request leave; an accept of the holder still on its way is not overtaken by a newer one of
+ * request leave; one that stalled past its lease during a send emits nothing when the late
+ * reply comes (the new holder reconciled and emitted that msg); an accept of the holder still on its way is not overtaken by a newer one of
  * the other instance (acceptance order across the fleet).
  */
 const assert = require('node:assert/strict');
@@ -188,6 +189,58 @@ describeRedis('outbox in a fleet (issue 45, real redis-server)', function (ctx) 
     assert.deepEqual(a.calls, [], 'no request left A after its lease ended');
     assert.deepEqual(b.outcomes[0].entries.map((e) => e.outcome.result), ['accepted', 'accepted', 'accepted']);
     createdOnce(items);
+  });
+
+  it('a holder that stalled past its lease during a send (its connection up) ends nothing and emits nothing when the late reply comes: the new holder reconciled, ended and emitted that msg, once', async function () {
+    let hang = false;
+    const late = [];
+    const a = await drainingA({
+      sender: { send: (batch) => (hang ? gw.sender('ok').send(batch).then((out) => new Promise((r) => late.push(() => r(out)))) : gw.sender('ok').send(batch)) },
+    });
+    const b = await openB();
+    const first = await accept(a, 0, 2);
+    await waitUntil(() => a.outcomes.length === 1, 30000, 'the first msg through A');
+    hang = true; // the next send reaches the gateway (created), its reply waits
+    const items = await accept(b, 1, 2);
+    await waitUntil(() => late.length === 1, 30000, 'A sends, its reply held');
+    // A stalls (a busy machine): its timers do not run, so its lease is not renewed and lapses; its connection stays up.
+    clearInterval(a.st.lease.holds.get(a.st.feed).timer);
+    await waitUntil(() => b.outcomes.length === 1, 60000, 'B takes the lease, reconciles A\'s send (found) and emits the msg');
+    await waitUntil(() => !a.st.holds(), 30000, 'A\'s lease ran out');
+    late.splice(0).forEach((reply) => reply()); // A wakes: the gateway's reply reaches it at last
+    await new Promise((r) => setTimeout(r, 1000));
+    const keys = [...a.outcomes, ...b.outcomes].map((o) => o.key);
+    assert.equal(keys.length, 2, `two outcomes in all (A ${a.outcomes.length}, B ${b.outcomes.length})`);
+    assert.equal(new Set(keys).size, 2, 'each msg once');
+    assert.deepEqual(b.outcomes[0].entries.map((e) => e.outcome.result), ['accepted', 'accepted']);
+    createdOnce([...first, ...items]);
+  });
+
+  it('a holder that ended a msg\'s entries and stalled past its lease before emitting its outcome: the msg ends once, on one instance', async function () {
+    const a = await drainingA();
+    const b = await openB();
+    const first = await accept(a, 0, 1);
+    await waitUntil(() => a.outcomes.length === 1, 30000, 'the first msg through A');
+    let stalled = false;
+    const read = a.st.msgJson.bind(a.st);
+    a.st.msgJson = async (key) => {
+      if (!stalled) {
+        // A stalls between the end of the msg's entries and its outcome (a busy machine): no renewal, its lease lapses.
+        stalled = true;
+        clearInterval(a.st.lease.holds.get(a.st.feed).timer);
+        await waitUntil(() => !a.st.holds(), 30000, 'A\'s lease ran out');
+        await waitUntil(() => b.outcomes.length > 0, 10000, 'B emits it meanwhile').catch(() => undefined);
+      }
+      return read(key);
+    };
+    const items = await accept(b, 1, 2);
+    await waitUntil(() => stalled, 30000, 'A ended the msg and stalls');
+    await waitUntil(() => a.outcomes.length + b.outcomes.length >= 2, 60000, 'the msg ends');
+    await new Promise((r) => setTimeout(r, 2000));
+    const keys = [...a.outcomes, ...b.outcomes].map((o) => o.key);
+    assert.equal(keys.length, 2, `two outcomes in all (A ${a.outcomes.length}, B ${b.outcomes.length})`);
+    assert.equal(new Set(keys).size, 2, 'each msg once');
+    createdOnce([...first, ...items]);
   });
 
   it('acceptance order across the fleet: the holder\'s own accept whose reply is still on its way (its seq given in Redis) is not overtaken by a newer one of another instance that the holder read meanwhile', async function () {

@@ -153,6 +153,52 @@ describeRedis('outbox Redis store (issue 45, real redis-server)', function (ctx)
     assert.equal((await reopen()).entries.find((e) => e.id === 'm1/0').attempts, 2);
   });
 
+  it('one writer ends an entry: an end of an entry another writer ended otherwise, or forgot, changes nothing and says it was taken; the same end run again is the same end', async function () {
+    const s = store();
+    await s.open();
+    await s.waitForLease();
+    await s.accept(msg('m1', 2), entriesOf('m1', 2));
+    await s.markSending(['m1/0', 'm1/1'], { id: 'a1', startedAt: 2 });
+    const mine = { id: 'm1/0', outcome: { result: 'accepted', gatewayId: '7', at: 3 } };
+    assert.deepEqual(await s.end([mine]), { taken: [] });
+    assert.deepEqual(await s.end([mine]), { taken: [] }, 'run again (its reply lost): the same end');
+    assert.equal(s.figures().entries, 1, 'ended once');
+    // The lease's next holder ended it otherwise (a late answer of the one that lost the lease):
+    assert.deepEqual(await s.end([{ id: 'm1/0', outcome: { result: 'accepted', gatewayId: '7', at: 9 } }, { id: 'm1/1', outcome: { result: 'accepted', gatewayId: '8', at: 9 } }]), { taken: ['m1/0'] });
+    const found = (await reopen()).entries.map((e) => [e.id, e.state.outcome.at]);
+    assert.deepEqual(found, [['m1/0', 3], ['m1/1', 9]], 'm1/0 kept its first end; m1/1 ended');
+    assert.equal(s.figures().entries, 0);
+    await s.forget(['m1']);
+    assert.deepEqual(await s.end([{ id: 'm1/1', outcome: { result: 'accepted', gatewayId: '8', at: 10 } }]), { taken: ['m1/1'] }, 'forgotten: taken');
+    assert.equal(s.figures().entries, 0);
+  });
+
+  it('one instance emits a msg\'s outcome: the claim of the lease holder; the next holder waits out a fresh claim of the last one (a lease time, here 5 s), then takes it; none once the msg is forgotten, none without the lease', async function () {
+    const cA = conn();
+    const a = store({ claimGraceMs: 5000 }, cA);
+    const b = store({ claimGraceMs: 5000 });
+    await a.open();
+    await a.waitForLease();
+    await b.open();
+    await a.accept(msg('m1'), entriesOf('m1', 1));
+    await a.accept(msg('m2'), entriesOf('m2', 1));
+    assert.equal(await b.claim('m1'), -1, 'not the holder');
+    assert.equal(await a.claim('m1'), 0);
+    assert.equal(await a.claim('m1'), 0, 'its own claim again');
+    cA.client.disconnect(); // A dies before it forgot m1
+    await waitUntil(() => b.holds(), 30000, 'b takes the lease over');
+    const wait = await b.claim('m1');
+    assert.ok(wait > 0 && wait <= 5000, `A's fresh claim is waited out (${wait} ms)`);
+    await new Promise((r) => setTimeout(r, wait + 50));
+    assert.equal(await b.claim('m1'), 0, 'then taken: the outcome given again, as after a kill');
+    assert.equal(await b.claim('m2'), 0, 'a msg no one claimed: at once');
+    await b.forget(['m1']);
+    assert.equal(await b.claim('m1'), -1, 'forgotten: emitted');
+    assert.deepEqual((await outboxKeys()).filter((k) => k.endsWith(':mo')), [`iotgw:{${keys.hash}}:outbox:${name}:mo`], 'm2\'s claim is kept with it');
+    await b.forget(['m2']);
+    assert.deepEqual((await outboxKeys()).filter((k) => k.endsWith(':mo')), [], 'and forgotten with it');
+  });
+
   it('a mark that would overtake an older waiting entry of its priority the drainer has not read (another instance\'s accept) is refused, unseen, with nothing marked; read, or of another priority, it is not', async function () {
     const a = store();
     const b = store();

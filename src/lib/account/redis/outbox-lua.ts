@@ -12,7 +12,8 @@
  * - hashes by entry id: `e` its head (JSON, written once), `i` its item (JSON), `a` its
  *   attempts, `s` its state (absent: waiting, never tried; `w` waiting again; `s<attempt
  *   JSON>` sending; `e<outcome JSON>` ended), `sa` the attempt that got its answer;
- * - hashes by msg key: `mh` its head (`{"s":first seq,"n":entries,"b":bytes,...}`), `mj` its JSON.
+ * - hashes by msg key: `mh` its head (`{"s":first seq,"n":entries,"b":bytes,...}`), `mj` its JSON,
+ *   `mo` the claim of its outcome (`<owner:fence>@<Redis ms>`: the instance that emits it, CLAIM).
  * The lease key is the feed lease's (`lease:outbox:<name>`, feed-lease.ts): the writes of a
  * send (mark, its end, back to waiting) need it held, with this instance's fence.
  */
@@ -99,8 +100,10 @@ return figures(KEYS[2])`;
 /**
  * KEYS: lease, meta, w, e, s, sa. ARGV: owner:fence ('' when not held), then per end: id,
  * outcome JSON, 1 when it is a send's answer (its attempt is kept for sentAt). An entry that
- * is sending ends only with the lease held (FENCED, nothing changes); ended or forgotten
- * entries are skipped.
+ * is sending ends only with the lease held (FENCED, nothing changes). One writer wins: an
+ * entry ended with another outcome, or forgotten, is not ended again and its id is returned
+ * (taken: another instance, the lease's next holder, ended it and emits its msg); one ended
+ * with this very outcome is this call's run again. Returns {entries, bytes, taken ids...}.
  */
 export const END = `${LIB}
 local held = ARGV[1] ~= '' and redis.call('GET', KEYS[1]) == ARGV[1]
@@ -110,19 +113,23 @@ for i = 2, #ARGV, 3 do
     return redis.error_reply('FENCED an entry being sent ends only by the lease holder')
   end
 end
-local ended = 0
+local ended, taken = 0, {}
 for i = 2, #ARGV, 3 do
-  local id = ARGV[i]
+  local id, want = ARGV[i], 'e' .. ARGV[i + 1]
   local st = redis.call('HGET', KEYS[5], id)
-  if redis.call('HEXISTS', KEYS[4], id) == 1 and not (st and string.sub(st, 1, 1) == 'e') then
+  if redis.call('HEXISTS', KEYS[4], id) == 0 or (st and string.sub(st, 1, 1) == 'e' and st ~= want) then
+    table.insert(taken, id)
+  elseif st ~= want then
     if st and string.sub(st, 1, 1) == 's' and ARGV[i + 2] == '1' then redis.call('HSET', KEYS[6], id, string.sub(st, 2)) end
-    redis.call('HSET', KEYS[5], id, 'e' .. ARGV[i + 1])
+    redis.call('HSET', KEYS[5], id, want)
     redis.call('ZREM', KEYS[3], id)
     ended = ended + 1
   end
 end
 if ended > 0 then redis.call('HINCRBY', KEYS[2], 'entries', -ended) end
-return figures(KEYS[2])`;
+local out = figures(KEYS[2])
+for _, id in ipairs(taken) do table.insert(out, id) end
+return out`;
 
 /** KEYS: lease, meta, w, e, s. ARGV: owner:fence, ids... Sending entries wait again in their place (FENCED without the lease). */
 export const BACK_TO_WAITING = `${LIB}
@@ -138,7 +145,7 @@ for i = 2, #ARGV do
 end
 return figures(KEYS[2])`;
 
-/** KEYS: meta, z, w, e, i, s, a, sa, mh, mj. ARGV: msg keys. Each msg and its entries are deleted. */
+/** KEYS: meta, z, w, e, i, s, a, sa, mh, mj, mo. ARGV: msg keys. Each msg and its entries are deleted. */
 export const FORGET = `${LIB}
 for k = 1, #ARGV do
   local head = redis.call('HGET', KEYS[9], ARGV[k])
@@ -155,6 +162,7 @@ for k = 1, #ARGV do
     end
     redis.call('HDEL', KEYS[9], ARGV[k])
     redis.call('HDEL', KEYS[10], ARGV[k])
+    redis.call('HDEL', KEYS[11], ARGV[k])
     if open > 0 then redis.call('HINCRBY', KEYS[1], 'entries', -open) end
     redis.call('HINCRBY', KEYS[1], 'bytes', -tonumber(b))
   end
@@ -272,3 +280,24 @@ redis.call('HINCRBY', KEYS[1], 'entries', -tonumber(n))
 redis.call('HINCRBY', KEYS[1], 'bytes', -tonumber(b))
 local f = figures(KEYS[1])
 return {1, 0, f[1], f[2]}`;
+
+
+/**
+ * KEYS: lease, mh, mo. ARGV: owner:fence, msg key, grace ms. One instance emits a msg's outcome
+ * (fleet.ts): the one whose claim this script took, with the lease held. Returns 0: claimed
+ * (emit it; this owner's claim again too), -1: not this instance's (the lease not held, or the
+ * msg forgotten: emitted), or the ms to wait: another owner claimed it less than the grace ago
+ * (the last holder, which emits and forgets it at once; once the grace is over it is taken: that
+ * holder died before it forgot the msg, the outcome is emitted again, as after a kill).
+ */
+export const CLAIM = `if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('HEXISTS', KEYS[2], ARGV[2]) == 0 then return -1 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local cur = redis.call('HGET', KEYS[3], ARGV[2])
+if cur then
+  local owner, at = string.match(cur, '^(.*)@(%d+)$')
+  local left = tonumber(ARGV[3]) - (now - tonumber(at or '0'))
+  if owner ~= ARGV[1] and left > 0 then return left end
+end
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[1] .. '@' .. now)
+return 0`;

@@ -6,12 +6,20 @@
  */
 import type { EntryState, OutboxEntry, OutboxKind, SendAttempt, StoredMsg } from '../../outbox/types';
 import { OUTBOX_KINDS } from '../../outbox/types';
+import { GatewayError } from '../../common/errors';
+import { SharedStateError } from './errors';
 import { WrongReplyError } from './replies';
 
 /** An array of `n` safe integers (figures: entries, bytes; the accept's first seq before them). */
 export function figuresOf(v: unknown, n: number, what: string): number[] {
   if (!Array.isArray(v) || v.length !== n || !v.every((x) => Number.isSafeInteger(x))) throw new WrongReplyError(what, `an array of ${n} integers`, v);
   return v as number[];
+}
+
+/** The end script's reply: figures (entries, bytes), then the ids another writer ended first. */
+export function endReply(v: unknown): { figures: { entries: number; bytes: number }; taken: string[] } {
+  if (!Array.isArray(v) || v.length < 2 || !Number.isSafeInteger(v[0]) || !Number.isSafeInteger(v[1]) || !v.slice(2).every((x) => typeof x === 'string')) throw new WrongReplyError('the end script', 'figures and ids', v);
+  return { figures: { entries: v[0] as number, bytes: v[1] as number }, taken: v.slice(2) as string[] };
 }
 
 /** The values script's reply: [length (-1 absent), value] per field read. */
@@ -92,4 +100,15 @@ function parseMsg(key: string, mh: string): StoredMsg | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A script's refusal as the outbox's error (FULL, FENCED, STALE, UNSEEN); anything else SHARED_STATE. */
+export function outboxError(err: unknown, what: string, name: string): GatewayError {
+  const m = err instanceof Error ? err.message : String(err);
+  if (m.startsWith('FULL ')) return new GatewayError('OUTBOX_FULL', `the outbox "${name}" is full (${m.slice(5)}, fleet-wide); nothing of this msg was kept`);
+  if (m.startsWith('FENCED ')) return new SharedStateError(`the outbox "${name}": ${m.slice(7)} (another instance drains it)`, 'fenced');
+  if (m.startsWith('STALE ')) return new SharedStateError(`the outbox "${name}": ${m.slice(6)} (another instance changed it)`, 'stale');
+  if (m.startsWith('UNSEEN ')) return new SharedStateError(`the outbox "${name}": ${m.slice(7)} (it goes first)`, 'unseen');
+  if (err instanceof GatewayError) return err;
+  return new GatewayError('SHARED_STATE', `the outbox "${name}": Redis refused ${what} (${m.split('\n')[0]!.slice(0, 200)})`, { cause: err });
 }

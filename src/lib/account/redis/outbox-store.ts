@@ -33,8 +33,8 @@ import type { AccountKeys } from './keys';
 import type { RedisConnection } from './connection';
 import { SharedStateError } from './errors';
 import { RedisFeedLease, type LeaseState } from './feed-lease';
-import { ACCEPT, BACK_TO_WAITING, END, FORGET, MARK_SENDING, PAGE, SLICE, SUMMARY, VALUES, WITHDRAW } from './outbox-lua';
-import { parsePage, pairs, figuresOf, type Page } from './outbox-replies';
+import { ACCEPT, BACK_TO_WAITING, CLAIM, END, FORGET, MARK_SENDING, PAGE, SLICE, SUMMARY, VALUES, WITHDRAW } from './outbox-lua';
+import { endReply, outboxError, parsePage, pairs, figuresOf, type Page } from './outbox-replies';
 import { script, type Script } from './script';
 
 export interface RedisOutboxStoreOptions {
@@ -46,6 +46,8 @@ export interface RedisOutboxStoreOptions {
   /** The drain lease's lifetime (ms): a standby takes over at most this long after the holder died. Default 10 s. */
   leaseMs?: number;
   instanceId?: string;
+  /** How long the last holder's fresh claim of an outcome is waited out before another takes it (ms). Default: the lease's. */
+  claimGraceMs?: number;
   /** The most bytes of one page (open, load, msgJson). Default 1 MiB (the connection's bound is 8 MiB). */
   pageBytes?: number;
   /** The most entries of one page of open(). Default 5000. */
@@ -68,7 +70,7 @@ const WITHDRAW_TRIES = 3;
 function outboxKeys(keys: AccountKeys, name: string) {
   const k = (kind: string) => keys.key('outbox', name, kind);
   return {
-    seq: k('seq'), meta: k('meta'), z: k('z'), w: k('w'), e: k('e'), i: k('i'), s: k('s'), a: k('a'), sa: k('sa'), mh: k('mh'), mj: k('mj'),
+    seq: k('seq'), meta: k('meta'), z: k('z'), w: k('w'), e: k('e'), i: k('i'), s: k('s'), a: k('a'), sa: k('sa'), mh: k('mh'), mj: k('mj'), mo: k('mo'),
     lease: keys.key('lease', `outbox:${name}`),
   };
 }
@@ -79,7 +81,7 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
   readonly feed: string;
   private readonly k: ReturnType<typeof outboxKeys>;
   private readonly lua = {
-    accept: script(ACCEPT), mark: script(MARK_SENDING), end: script(END), back: script(BACK_TO_WAITING), forget: script(FORGET), page: script(PAGE), values: script(VALUES), summary: script(SUMMARY), withdraw: script(WITHDRAW),
+    accept: script(ACCEPT), mark: script(MARK_SENDING), end: script(END), back: script(BACK_TO_WAITING), forget: script(FORGET), page: script(PAGE), values: script(VALUES), summary: script(SUMMARY), withdraw: script(WITHDRAW), claim: script(CLAIM),
   };
   private figs = { entries: 0, bytes: 0 };
   private sized?: Encoded;
@@ -246,11 +248,26 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
     }
   }
 
-  async end(ends: Array<{ id: string; outcome: EntryOutcome }>): Promise<void> {
-    if (!ends.length) return;
+  /** One writer wins: `taken` lists the ends another instance made first (ended otherwise, or forgotten), not made here. */
+  async end(ends: Array<{ id: string; outcome: EntryOutcome }>): Promise<{ taken: string[] }> {
+    if (!ends.length) return { taken: [] };
     const k = this.k;
     const args = ends.flatMap((x) => [x.id, JSON.stringify(x.outcome), x.outcome.result === 'EXPIRED' || x.outcome.result === 'OUTBOX_FULL' ? '0' : '1']);
-    await this.fenced('ending outbox entries', this.lua.end, [k.lease, k.meta, k.w, k.e, k.s, k.sa], args);
+    const got = await this.call('ending outbox entries', this.lua.end, [k.lease, k.meta, k.w, k.e, k.s, k.sa], [this.owner(), ...args], endReply);
+    this.figs = got.figures;
+    return { taken: got.taken };
+  }
+
+  /**
+   * Whether this instance emits the outcome of this ended msg (one writer wins): 0 yes, -1 no
+   * (another does or did), else the ms to ask again (the last holder's claim, fresh: CLAIM).
+   * Not acknowledged by a replica: a claim lost with the master is an outcome given again
+   * across a failover, as a forget lost with it is.
+   */
+  async claim(key: string): Promise<number> {
+    const k = this.k;
+    const grace = this.opts.claimGraceMs ?? this.opts.leaseMs ?? 10_000;
+    return this.call('claiming an outcome of the outbox', this.lua.claim, [k.lease, k.mh, k.mo], [this.owner(), key, grace], (v) => figuresOf([v], 1, 'the claim script')[0]!, false);
   }
 
   async backToWaiting(ids: string[]): Promise<void> {
@@ -262,7 +279,7 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
   async forget(msgKeys: string[]): Promise<void> {
     if (!msgKeys.length) return;
     const k = this.k;
-    const figs = await this.call('forgetting outbox msgs', this.lua.forget, [k.meta, k.z, k.w, k.e, k.i, k.s, k.a, k.sa, k.mh, k.mj], msgKeys, (v) => figuresOf(v, 2, 'the forget script'));
+    const figs = await this.call('forgetting outbox msgs', this.lua.forget, [k.meta, k.z, k.w, k.e, k.i, k.s, k.a, k.sa, k.mh, k.mj, k.mo], msgKeys, (v) => figuresOf(v, 2, 'the forget script'));
     this.figs = { entries: figs[0]!, bytes: figs[1]! };
   }
 
@@ -296,10 +313,14 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
 
   /** A write of a send: with this instance's lease and fence ('' when not held: refused). */
   private async fenced(what: string, lua: Script, keys: string[], args: string[]): Promise<void> {
-    const fence = this.lease.fence(this.feed);
-    const owner = fence === undefined ? '' : `${this.lease.instanceId}:${fence}`;
-    const figs = await this.call(what, lua, keys, [owner, ...args], (v) => figuresOf(v, 2, 'the outbox script'));
+    const figs = await this.call(what, lua, keys, [this.owner(), ...args], (v) => figuresOf(v, 2, 'the outbox script'));
     this.figs = { entries: figs[0]!, bytes: figs[1]! };
+  }
+
+  /** This instance's `owner:fence` in the lease, '' when it does not hold it. */
+  private owner(): string {
+    const fence = this.lease.fence(this.feed);
+    return fence === undefined ? '' : `${this.lease.instanceId}:${fence}`;
   }
 
   /** Values of a hash's fields, in pages within the bound (a value over it read in slices). */
@@ -360,17 +381,6 @@ export class RedisOutboxStore extends EventEmitter implements OutboxStore {
       throw outboxError(err, what, this.name);
     }
   }
-}
-
-/** A script's refusal as the outbox's error (FULL, FENCED, STALE, UNSEEN); anything else SHARED_STATE. */
-function outboxError(err: unknown, what: string, name: string): GatewayError {
-  const m = err instanceof Error ? err.message : String(err);
-  if (m.startsWith('FULL ')) return new GatewayError('OUTBOX_FULL', `the outbox "${name}" is full (${m.slice(5)}, fleet-wide); nothing of this msg was kept`);
-  if (m.startsWith('FENCED ')) return new SharedStateError(`the outbox "${name}": ${m.slice(7)} (another instance drains it)`, 'fenced');
-  if (m.startsWith('STALE ')) return new SharedStateError(`the outbox "${name}": ${m.slice(6)} (another instance changed it)`, 'stale');
-  if (m.startsWith('UNSEEN ')) return new SharedStateError(`the outbox "${name}": ${m.slice(7)} (it goes first)`, 'unseen');
-  if (err instanceof GatewayError) return err;
-  return new GatewayError('SHARED_STATE', `the outbox "${name}": Redis refused ${what} (${m.split('\n')[0]!.slice(0, 200)})`, { cause: err });
 }
 
 /** The accept script's arguments after the bounds, and the bytes the msg takes. */
