@@ -59,10 +59,10 @@ const { rng, chaosFlows, readRecords, outcomesById, inRedis, leaseHolder, touche
 //   IOTGW_CHAOS_ENTRIES=300 IOTGW_CHAOS_KILLS=2 IOTGW_CHAOS_FEED_SECONDS=30 npx mocha --no-config --timeout 60000 --exit test/flows/outbox.chaos.redis.child.test.js
 // Its floor is the kill's: the drainer is killed at about 3 s, the others take its outbox once its
 // lease has lapsed (10 s, settings.js iotgwRedisLeaseSeconds) and reconcile its held send, whose
-// settle time counts from that open (30 s): about 50 s of test whatever the sizes (a trace of the
+// settle time counts from that open (IOTGW_CHAOS_SETTLE_SECONDS, 8; the product's default 30): about 50 s of test whatever the sizes (a trace of the
 // default run: the send outbox 'reconciling' from 15 s to 41 s, the failover's place changes nothing).
 // The time after the feed is mostly reconciliation: a send answered 500 (the request may have been
-// handled) is absent only once the gateway's records are 30 s past it (settleSeconds), and nothing
+// handled) is absent only once the gateway's records are the settle time past it, and nothing
 // else of its outbox is sent meanwhile (drain.ts), so a seed whose 500s land on sends takes longer
 // (seed 46: 2.5 min with 200 entries and one kill). IOTGW_CHAOS_TRACE=1 prints a line every 5 s
 // (what waits in Redis, in which state, who drains).
@@ -75,6 +75,9 @@ const SEED = envInt('IOTGW_CHAOS_SEED', 7);
 const DESTINATIONS = envInt('IOTGW_CHAOS_DESTINATIONS', 12);
 const DRAIN_MS = envInt('IOTGW_CHAOS_DRAIN_SECONDS', 300) * 1000;
 const LEASE_SECONDS = envInt('IOTGW_CHAOS_LEASE_SECONDS', 0); // 0: the runtimes' default (10 s)
+// The runtimes' iotgwOutboxSettleSeconds (8; the product's default 30 is a guess for the real
+// gateway, whose feed may lag: the simulator's shows a created message at once).
+const SETTLE_SECONDS = envInt('IOTGW_CHAOS_SETTLE_SECONDS', 8);
 // The chance of a random fault per send (5xx, 503, 429, a reply lost) and per read (5xx, 503, 429).
 // Each 500 on a send costs its outbox a 30 s pause: the request may have been handled, so the
 // send is reconciled, absent only once the gateway's records are 30 s past it.
@@ -164,7 +167,7 @@ function events() {
 
   beforeEach(async function () {
     sim = await startSimulator(CHAOS_SIMULATOR);
-    fleet = new RedFleet('iotgw-oxchaosr-', LEASE_SECONDS ? { settings: { iotgwRedisLeaseSeconds: LEASE_SECONDS } } : {});
+    fleet = new RedFleet('iotgw-oxchaosr-', { settings: { iotgwOutboxSettleSeconds: SETTLE_SECONDS, ...(LEASE_SECONDS ? { iotgwRedisLeaseSeconds: LEASE_SECONDS } : {}) } });
     set = await new SentinelSet().start();
     redis = new Redis({ sentinels: set.sentinels.map((s) => ({ host: '127.0.0.1', port: s.port })), name: set.name, lazyConnect: true });
     redis.on('error', () => {}); // it follows the failover

@@ -70,6 +70,25 @@ describe('iotgw-send-message: the outbox', function () {
     for (const m of ok) assert.ok(m.payload[0].ID > 0);
   });
 
+  it('settings.js iotgwOutboxSettleSeconds: a send reset before the gateway handled it is sent again once the feed is that far past it (5 s here, not 30), never sooner; created once', async function () {
+    // helper.settings replaces the last call's settings: the test's user directory given again.
+    helper.settings({ userDir, iotgwOutboxSettleSeconds: 5 });
+    try {
+      const n = await load(flow());
+      const ok = collect(n.get('ok'));
+      sim.server.inject({ route: 'terminal/messages', kind: 'reset', times: 1 });
+      n.get('send').receive({ payload: { DestinationID: DEST, RawPayload: raw(300) } });
+      // The default 30 s would not end it within this wait.
+      await until(() => ok.length === 1, 25000, 'the entry sent again after the 5 s settle time');
+      const calls = sim.server.callsTo('terminal/messages');
+      assert.equal(calls.length, 2, 'the reset call, then one more');
+      assert.ok(calls[1].at - calls[0].at >= 5000, `sent again ${calls[1].at - calls[0].at} ms after the lost one: not before the settle time`);
+      assert.equal(created(), 1);
+    } finally {
+      helper.settings({ userDir, iotgwOutboxSettleSeconds: undefined });
+    }
+  });
+
   it('a restart (the runtime loaded again on the same user directory) emits the outcomes of msgs accepted before, with their JSON properties', async function () {
     let n = await load(flow());
     sim.server.link.refuse();

@@ -32,7 +32,7 @@ import type { Node, NodeAPI, NodeMessage, NodeMessageInFlow } from 'node-red';
 import { GatewayError, badInput, toGatewayError } from '../common/errors';
 import { showValue } from '../common/int64';
 import { numberSetting, type Msg } from './node-kit';
-import { IN_USE_RETRY_MS, acquireOutbox, releaseOutbox, type OutboxSettings, type OutboxUser, type SharedOutbox } from './outbox-registry';
+import { IN_USE_RETRY_MS, acquireOutbox, outboxSettleSetting, releaseOutbox, type OutboxSettings, type OutboxUser, type SharedOutbox } from './outbox-registry';
 import type { AcceptOptions, EntryResult, JsonObject, MsgOutcome, NewEntry, OutboxState } from '../outbox/types';
 import type { GatewayNode } from './config-nodes';
 import { BAD_END, entryResults, outboxInfo, outcomeError } from '../outbox/results';
@@ -168,7 +168,7 @@ class OutboxNodeRunner implements OutboxUser {
 
   start(): void {
     const userDir = (this.RED.settings as { userDir?: string }).userDir ?? process.cwd();
-    this.shared = acquireOutbox(this.settings, this, userDir).shared;
+    this.shared = acquireOutbox({ ...this.settings, settleSeconds: outboxSettleSetting(this.RED.settings) }, this, userDir).shared;
     this.shared.opened.then(
       () => this.onState(this.shared.outbox.state()),
       (e: unknown) => {

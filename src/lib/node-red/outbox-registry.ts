@@ -27,6 +27,20 @@ export interface OutboxSettings {
   maxEntries: number;
   maxBytes: number;
   whenFull: WhenFull;
+  /** settings.js `iotgwOutboxSettleSeconds` (outboxSettleSetting): how long a lost send's message may be missing from the status feed. */
+  settleSeconds?: number;
+}
+
+/**
+ * settings.js `iotgwOutboxSettleSeconds` (5 to 600; default 30, real-services.md "Outbox
+ * reconciliation": a guess, a setting): how long after a send whose reply never came the
+ * gateway's status feed may still lack the message it created. Only once the feed is that far
+ * past the send with no match is the entry sent again; shorter sends again sooner, and is safe
+ * only where the gateway's records are known to show up sooner. Out of range: the default.
+ */
+export function outboxSettleSetting(settings: unknown): number | undefined {
+  const v = (settings as { iotgwOutboxSettleSeconds?: unknown } | undefined)?.iotgwOutboxSettleSeconds;
+  return typeof v === 'number' && Number.isFinite(v) && v >= 5 && v <= 600 ? v : undefined;
 }
 
 /** A node that uses an outbox: its account, and what it does with outcomes and states. */
@@ -173,7 +187,7 @@ function open(settings: OutboxSettings, first: User, userDir: string, wait: Prom
         shared.users.forEach((u) => u.onAuth(p));
       },
     }),
-    reconciler: new GatewayReconciler({ context, signal: abort.signal }),
+    reconciler: new GatewayReconciler({ context, signal: abort.signal, ...(settings.settleSeconds ? { reconcile: { settleSeconds: settings.settleSeconds } } : {}) }),
     ttlSeconds: settings.ttlSeconds,
     maxEntries: settings.maxEntries,
     maxBytes: settings.maxBytes,
