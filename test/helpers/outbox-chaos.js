@@ -343,6 +343,10 @@ function chaosPlan(sim, { seed, entries, destinations, tag }) {
 /** The faults, seeded: the link down in random windows; on each send route 5xx, 503, 429 and a lost reply, on each read route 5xx, 503 and 429, each with `probability`. */
 function startFaults(sim, seed, probability, readProbability = probability) {
   sim.server.link.chaos({ seed, upMs: [4000, 15000], downMs: [500, 5000] });
+  // Each kind at least once whatever the seed and size (assertFaultsCame): a 429 and a 500 on
+  // the first sends that arrive, then the seeded random ones (a small run could draw no 429).
+  sim.inject({ route: 'terminal/messages', kind: 'rate-limit', times: 1 });
+  sim.inject({ route: 'terminal/messages', kind: 'server-error', times: 1 });
   for (const route of SEND_ROUTES) sim.inject({ route, kinds: ['server-error', 'unavailable', 'rate-limit', 'lost-reply'], probability, seed: seed + route.length, times: 'all' });
   for (const route of READ_ROUTES) sim.inject({ route, kinds: ['server-error', 'unavailable', 'rate-limit'], probability: readProbability, seed: seed + route.length, times: 'all' });
 }
