@@ -223,6 +223,16 @@ const TABLE = [
   }),
 ].filter((t) => LANDED.has(t.type));
 
+/** fc.assert whose failure says what failed: fast-check 4 keeps the property's own error in `cause`, which mocha does not print. */
+async function check(property, options) {
+  try {
+    await fc.assert(property, options);
+  } catch (err) {
+    if (!err || !err.cause) throw err;
+    throw new Error(`${err.message}\nThe property's error: ${err.cause.stack ?? err.cause}`, { cause: err });
+  }
+}
+
 describe('property: bad input ends in BAD_INPUT naming the field, with no request', function () {
   this.timeout(120000);
   let sim;
@@ -248,7 +258,7 @@ describe('property: bad input ends in BAD_INPUT naming the field, with no reques
   for (const t of TABLE) {
     it(`${t.label ?? t.type}: ${t.runs ?? RUNS} generated bad msgs`, async function () {
       const send = await harness(t);
-      await fc.assert(
+      await check(
         fc.asyncProperty(t.gen, async ({ msg, field }) => {
           sim.server.clearCalls();
           const r = await send(msg);
@@ -280,7 +290,7 @@ describe('property: bad input ends in BAD_INPUT naming the field, with no reques
         fc.string({ unit: 'binary', maxLength: 200 }).filter((v) => v.isWellFormed()),
         fc.constantFrom('\r\nX-Injected: 1', '../../../etc/passwd', 'a?b=c&d=e', '#fragment', '%2e%2e%2f', 'x'.repeat(4096), ' / ? # [ ] @ ! $ & \' ( ) * + , ; ='),
       );
-      await fc.assert(
+      await check(
         fc.asyncProperty(key, value, async (k, v) => {
           sim.server.clearCalls();
           const r = await send({ payload: 'poll', query: { [k]: v } });
@@ -311,7 +321,7 @@ describe('property: bad input ends in BAD_INPUT naming the field, with no reques
         fc.string({ unit: 'binary', minLength: 1, maxLength: 300 }).filter((v) => v.isWellFormed() && v.trim() !== '' && !hasControl(v)),
         fc.constantFrom('../../admin', 'a?user_id=other', 'x#frag', 'a&user_id=b', '%0d%0aX: y', ' / ? # '),
       );
-      await fc.assert(
+      await check(
         fc.asyncProperty(value, async (v) => {
           sim.server.clearCalls();
           await send({ payload: v });
