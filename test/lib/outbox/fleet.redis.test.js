@@ -64,6 +64,17 @@ describeRedis('outbox in a fleet (issue 45, real redis-server)', function (ctx) 
     await waitUntil(() => drains(a), 30000, 'A holds the lease and drains');
     return a;
   };
+  /**
+   * Instance A draining, whose sends, once `held.on` is set, reach the gateway (created) while
+   * their replies wait in `late` until the test gives them.
+   */
+  const drainingHeldA = async (held) => {
+    const late = [];
+    const a = await drainingA({
+      sender: { send: (batch) => (held.on ? gw.sender('ok').send(batch).then((out) => new Promise((r) => late.push(() => r(out)))) : gw.sender('ok').send(batch)) },
+    });
+    return { a, late };
+  };
   /** Instance B, open. */
   const openB = async () => {
     const b = instance('b');
@@ -106,17 +117,14 @@ describeRedis('outbox in a fleet (issue 45, real redis-server)', function (ctx) 
   // assumed the first ten msgs went in 5 batches or more; the holder batches what waits (B's msgs are
   // read every refresh), 3 or 4 batches as often, and then the one hung send made 4 or 5 calls.
   it('the holder\'s connection cut during a send whose reply never comes: the other instance takes the lease, reconciles that send and drains the rest, nothing twice; the reply that comes late to the cut instance ends nothing again', async function () {
-    let hang = false;
-    const late = [];
-    const a = await drainingA({
-      sender: { send: (batch) => (hang ? gw.sender('ok').send(batch).then((out) => new Promise((r) => late.push(() => r(out)))) : gw.sender('ok').send(batch)) },
-    });
+    const held = {};
+    const { a, late } = await drainingHeldA(held);
     const b = await openB();
     const items = [];
     for (let i = 0; i < 10; i++) items.push(...(await accept(i % 2 ? b : a, i, 2)));
     await waitUntil(() => a.outcomes.length === 10, 30000, 'the first ten through A');
     const before = a.calls.length; // every entry so far ended: no send in flight
-    hang = true; // the next send reaches the gateway (created), its reply does not come
+    held.on = true; // the next send reaches the gateway (created), its reply does not come
     for (let i = 10; i < 30; i++) items.push(...(await accept(i % 2 ? b : a, i, 2)));
     await waitUntil(() => a.calls.length > before && late.length === 1, 30000, 'A sends, and hangs', { detail: () => `calls ${JSON.stringify(a.calls)}, ${before} before the hang` });
     assert.ok(!drains(b), 'B only accepted so far');
@@ -192,15 +200,12 @@ describeRedis('outbox in a fleet (issue 45, real redis-server)', function (ctx) 
   });
 
   it('a holder that stalled past its lease during a send (its connection up) ends nothing and emits nothing when the late reply comes: the new holder reconciled, ended and emitted that msg, once', async function () {
-    let hang = false;
-    const late = [];
-    const a = await drainingA({
-      sender: { send: (batch) => (hang ? gw.sender('ok').send(batch).then((out) => new Promise((r) => late.push(() => r(out)))) : gw.sender('ok').send(batch)) },
-    });
+    const held = {};
+    const { a, late } = await drainingHeldA(held);
     const b = await openB();
     const first = await accept(a, 0, 2);
     await waitUntil(() => a.outcomes.length === 1, 30000, 'the first msg through A');
-    hang = true; // the next send reaches the gateway (created), its reply waits
+    held.on = true; // the next send reaches the gateway (created), its reply waits
     const items = await accept(b, 1, 2);
     await waitUntil(() => late.length === 1, 30000, 'A sends, its reply held');
     // A stalls (a busy machine): its timers do not run, so its lease is not renewed and lapses; its connection stays up.
