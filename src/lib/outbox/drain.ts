@@ -235,7 +235,7 @@ export class Drain {
       } else if (o.result === 'unknown') {
         unknown.push(entry);
         reason = o.reason;
-        if (/^TIMEOUT\b/.test(o.reason)) code = 'TIMEOUT';
+        if (o.code === 'TIMEOUT') code = 'TIMEOUT';
       } else ends.push({ entry, outcome: endOf(o, at) });
     });
     await this.record(ends, retry, attempt, at);

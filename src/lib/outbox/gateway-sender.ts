@@ -130,6 +130,7 @@ export function outcomeOfError(e: unknown): SendOutcome & { auth?: boolean } {
       return cause && NEVER_LEFT.has(cause) ? { result: 'retry', reason } : { result: 'unknown', reason };
     }
     case 'TIMEOUT':
+      return { result: 'unknown', reason, code: 'TIMEOUT' };
     case 'BAD_RESPONSE':
     case 'INTERNAL':
       return { result: 'unknown', reason };

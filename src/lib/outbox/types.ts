@@ -235,7 +235,8 @@ export type SendOutcome =
   | { result: 'rejected'; errorId: number; errorName: string }
   | { result: 'failed'; code: string; message: string }
   | { result: 'retry'; reason: string; retryAfterMs?: number }
-  | { result: 'unknown'; reason: string };
+  /** `code`: the attempt's own failure, as the msg's error gives it when the outcome cannot be told (absent: NETWORK). */
+  | { result: 'unknown'; reason: string; code?: 'NETWORK' | 'TIMEOUT' };
 
 /** Provided by the node layer (or a TerminalClient). */
 export interface OutboxSender {

@@ -47,7 +47,7 @@ class FakeGateway {
         // In flight until release(), then refused (nothing created).
         if (m === 'held') return new Promise((resolve) => this.held.push(() => resolve(batch.entries.map(() => ({ result: 'retry', reason: 'NETWORK: connection refused' })))));
         if (m === 'down') return batch.entries.map(() => ({ result: 'retry', reason: 'NETWORK: connection refused' }));
-        if (m === 'unsent') return batch.entries.map(() => ({ result: 'unknown', reason: 'TIMEOUT' }));
+        if (m === 'unsent') return batch.entries.map(() => ({ result: 'unknown', code: 'TIMEOUT', reason: 'TIMEOUT: no reply' }));
         const out = batch.entries.map((e) => (e.item.reject ? { result: 'rejected', errorId: 5, errorName: 'BAD_DESTINATION' } : { result: 'accepted', gatewayId: this.create(e.item) }));
         if (m === 'lost') return batch.entries.map(() => ({ result: 'unknown', reason: 'NETWORK: reset after the request left' }));
         return out;

@@ -209,6 +209,21 @@ describe('outbox engine (issue 45)', function () {
     assert.equal(ob.outcomes[0].entries[0].attempts, 2);
   });
 
+  it('an unknown send the gateway\'s records cannot tell ends with the code the sender gave (TIMEOUT), whatever its reason says; without one, NETWORK', async function () {
+    const gw = new FakeGateway();
+    const cannotTell = { reconcile: async (_attempt, list) => list.map(() => ({ result: 'unknown', why: 'the records cannot tell' })) };
+    const timedOut = { send: async (batch) => batch.entries.map(() => ({ result: 'unknown', code: 'TIMEOUT', reason: 'no reply within 5 s' })) };
+    const ob = await start(gw, { sender: timedOut, reconciler: cannotTell });
+    await ob.accept('m1', {}, entries(1));
+    await waitUntil(() => ob.outcomes.length === 1, 30000, 'the outcome');
+    assert.deepEqual(ob.outcomes[0].entries.map((e) => [e.outcome.result, e.outcome.code]), [['unknown', 'TIMEOUT']]);
+    const lost = { send: async (batch) => batch.entries.map(() => ({ result: 'unknown', reason: 'TIMEOUT: a reason is text, not a code' })) };
+    const other = await start(gw, { sender: lost, reconciler: cannotTell });
+    await other.accept('m2', {}, entries(1));
+    await waitUntil(() => other.outcomes.length === 1, 30000, 'the outcome');
+    assert.deepEqual(other.outcomes[0].entries.map((e) => [e.outcome.result, e.outcome.code]), [['unknown', 'NETWORK']]);
+  });
+
   it('the reconciler is told when an unknown send\'s call ended (the settle time counts from it): its end, or the open\'s time after a restart', async function () {
     const gw = new FakeGateway();
     const seen = [];
