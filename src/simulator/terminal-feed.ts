@@ -34,8 +34,8 @@ export class StatusFeed {
   private nextRef = 1;
   /** Records made up by `heldSecondRecords` so far. */
   private held = 0;
-  /** Seconds crowded by `crowdStatusRecords`, and the made-up IDs given so far. */
-  private readonly crowded = new Set<number>();
+  /** The last second crowded by `crowdStatusRecords` (one number, not a set that grows each second), and the made-up IDs given so far. */
+  private crowdedSec = -Infinity;
   private crowdIds = 0;
   private events = new FeedLog<StatusEvent>();
   private backlogs: Backlog[] = [];
@@ -82,11 +82,11 @@ export class StatusFeed {
     });
   }
 
-  /** `crowdStatusRecords`: the second `sec` gets that many made-up closed records first (once per second). */
+  /** `crowdStatusRecords`: the second `sec` gets that many made-up closed records first (once per second; records' seconds only go forward, one before the last crowded is not crowded). */
   private crowd(sec: number, account: string): void {
     const n = this.gw.options.crowdStatusRecords;
-    if (!(n > 0) || this.crowded.has(sec)) return;
-    this.crowded.add(sec);
+    if (!(n > 0) || sec <= this.crowdedSec) return;
+    this.crowdedSec = sec;
     for (let i = 0; i < n; i++) this.addReceived(30_000_000_000n + BigInt(this.crowdIds++), sec, account);
   }
 
