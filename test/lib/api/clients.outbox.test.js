@@ -173,6 +173,7 @@ describe('TerminalClient outbox, file store (issue 45)', function () {
       assert.ok(String(err.field).startsWith(field), `field ${err.field}, expected ${field}: ${err.message}`);
     }
     await refused(newClient().outbox({ file: dir, ttlSeconds: 0 }), 'BAD_INPUT');
+    for (const settleSeconds of [4, 601, '30']) assert.equal((await refused(newClient().outbox({ file: dir, settleSeconds }), 'BAD_INPUT')).field, 'settleSeconds');
     await refused(newClient().outbox({}), 'BAD_INPUT');
     await refused(newClient().outbox({ file: dir }), 'BAD_INPUT'); // open already in this process
     assert.equal(ob.state().waiting, 0);
@@ -180,6 +181,19 @@ describe('TerminalClient outbox, file store (issue 45)', function () {
     const again = await open();
     assert.equal(again.ob.state().waiting, 0, 'nothing was kept');
     assert.equal(sim.server.callsTo().filter((c) => c.method === 'POST' && !/token/.test(c.path)).length, 0, 'nothing was sent');
+  });
+
+  it('settleSeconds: a send reset before the gateway handled it is sent again once the feed is that far past it (5 s here, not 30), never sooner; created once', async function () {
+    const { ob, seen } = await open({ settleSeconds: 5 });
+    sim.inject({ route: 'terminal/messages', kind: 'reset', times: 1 });
+    await ob.submitMessages({ DestinationID: DEST, RawPayload: raw(9) });
+    // The default 30 s would not end it within this wait.
+    await waitUntil(() => seen.length === 1, 25000, 'the entry sent again after the 5 s settle time', () => JSON.stringify(ob.state()));
+    const calls = sim.server.callsTo('terminal/messages');
+    assert.equal(calls.length, 2, 'the reset call, then one more');
+    assert.ok(calls[1].at - calls[0].at >= 5000, `sent again ${calls[1].at - calls[0].at} ms after the lost one: not before the settle time`);
+    assert.equal(seen[0].error, undefined);
+    assert.equal(created(9), 1);
   });
 
   it('modes, cancellations and a message to many go through the outbox with the results their calls give', async function () {

@@ -69,6 +69,12 @@ export interface TerminalOutboxOptions {
   maxBytes?: number;
   /** `reject` (the send fails OUTBOX_FULL, nothing kept) or `drop-oldest`. Default `reject`. */
   whenFull?: WhenFull;
+  /**
+   * Seconds the gateway's status feed must be past a send whose reply never came, with no
+   * match, before it is sent again (the nodes' settings.js `iotgwOutboxSettleSeconds`): 5 to
+   * 600, default 30. Shorter sends again sooner, and risks a second creation where the feed lags more.
+   */
+  settleSeconds?: number;
 }
 
 /** Per send: `priority` 0 (first) to 9 (default 4), `ttl` (s, overrides ttlSeconds), `meta` (JSON given back with the outcome). */
@@ -109,7 +115,7 @@ export interface OutboxOutcome {
 /** Folders open in this process (one outbox per folder: two would write one log). */
 const openFolders = new Set<string>();
 
-function checkOptions(o: unknown): Required<Pick<TerminalOutboxOptions, 'ttlSeconds' | 'maxEntries' | 'maxBytes' | 'whenFull'>> & { name: string; file?: string; redis?: OutboxRedisOptions } {
+function checkOptions(o: unknown): Required<Pick<TerminalOutboxOptions, 'ttlSeconds' | 'maxEntries' | 'maxBytes' | 'whenFull'>> & { name: string; file?: string; redis?: OutboxRedisOptions; settleSeconds?: number } {
   if (!isPlainObject(o)) throw badInput('options', `client.outbox takes {file} or {redis, name}, not ${showValue(o)}`);
   const file = textOption(o, 'file');
   const redis = o.redis;
@@ -121,8 +127,11 @@ function checkOptions(o: unknown): Required<Pick<TerminalOutboxOptions, 'ttlSeco
   if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl < 1 || ttl > 365 * 86400) throw badInput('ttlSeconds', `must be seconds from 1 to ${365 * 86400}, not ${showValue(ttl)}`);
   const whenFull = o.whenFull ?? 'reject';
   if (whenFull !== 'reject' && whenFull !== 'drop-oldest') throw badInput('whenFull', `must be "reject" or "drop-oldest", not ${showValue(whenFull)}`);
+  const settle = o.settleSeconds;
+  if (settle !== undefined && (typeof settle !== 'number' || !Number.isFinite(settle) || settle < 5 || settle > 600)) throw badInput('settleSeconds', `must be seconds from 5 to 600, not ${showValue(settle)}`);
   return {
     name, ttlSeconds: ttl, whenFull,
+    ...(settle === undefined ? {} : { settleSeconds: settle }),
     maxEntries: intOption(o, 'maxEntries', OUTBOX_DEFAULTS.maxEntries, 1, 10_000_000),
     maxBytes: intOption(o, 'maxBytes', OUTBOX_DEFAULTS.maxBytes, 1024, 2 ** 40),
     ...(file ? { file: path.resolve(file) } : { redis: redis as unknown as OutboxRedisOptions }),
@@ -228,7 +237,7 @@ export class TerminalOutbox extends EventEmitter {
     this.engine = new Outbox({
       name: o.name, store: this.delivery.wrap(store),
       sender: new GatewaySender({ context, signal: this.abort.signal, onAuth: (p) => this.onAuth(p) }),
-      reconciler: new GatewayReconciler({ context, signal: this.abort.signal }),
+      reconciler: new GatewayReconciler({ context, signal: this.abort.signal, ...(o.settleSeconds ? { reconcile: { settleSeconds: o.settleSeconds } } : {}) }),
       ttlSeconds: o.ttlSeconds, maxEntries: o.maxEntries, maxBytes: o.maxBytes, whenFull: o.whenFull,
     });
     this.engine.on('outcome', (m: MsgOutcome) => this.delivery.push(outcomeOf(m)));
