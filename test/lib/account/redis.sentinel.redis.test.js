@@ -177,6 +177,14 @@ const { RedisConnection, AccountKeys, RedisFeedLease, RedisMarkStore } = require
     // The master lists a replica as online only after its first acknowledgement, a moment after the replica's link is up.
     await waitFor(() => /slave0:.*state=online/.test(cli(set.masterPort(), 'info', 'replication')), 30000, 'the master to list its replica online');
     await waitFor(() => atMaster(c), 30000, 'the connection at the master');
+    // Online is not yet caught up: a replica that joined acknowledges (once a second) only after its sync,
+    // so the write waits for its offset to reach the master's (on a busy machine the 2 s wait was not enough).
+    await waitFor(() => {
+      const info = cli(set.masterPort(), 'info', 'replication');
+      const master = Number(/master_repl_offset:(\d+)/.exec(info)?.[1]);
+      const acked = Number(/slave0:.*offset=(\d+)/.exec(info)?.[1]);
+      return acked > 0 && acked >= master;
+    }, 30000, 'the replica to acknowledge the master\'s offset');
     await marks.save('alone-feed', { ...m2, seen: ['4'] }, f2);
     // Told, unless the sentinels failed back to the rejoined node (then the master told about is gone).
     if (set.masterPort() === aloneMaster) assert.equal(told.replicated.length, 1, 'told that a replica acknowledges again');
