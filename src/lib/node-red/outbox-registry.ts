@@ -15,6 +15,7 @@ import { FileOutboxStore } from '../outbox/file-store';
 import { isFolderInUse } from '../outbox/folder-lock';
 import { GatewaySender, type SenderContext } from '../outbox/gateway-sender';
 import { GatewayReconciler } from '../outbox/gateway-adapter';
+import { isSettleSeconds } from '../outbox/reconcile';
 import type { MsgOutcome, OutboxState, OutboxStore, WhenFull } from '../outbox/types';
 import type { GatewayNode } from './config-nodes';
 import type { AccountWatch, OutboxFigures, OutboxReporter, OutboxStateName } from '../account/figures';
@@ -40,7 +41,7 @@ export interface OutboxSettings {
  */
 export function outboxSettleSetting(settings: unknown): number | undefined {
   const v = (settings as { iotgwOutboxSettleSeconds?: unknown } | undefined)?.iotgwOutboxSettleSeconds;
-  return typeof v === 'number' && Number.isFinite(v) && v >= 5 && v <= 600 ? v : undefined;
+  return isSettleSeconds(v) ? v : undefined;
 }
 
 /** A node that uses an outbox: its account, and what it does with outcomes and states. */

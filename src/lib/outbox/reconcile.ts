@@ -84,6 +84,14 @@ export interface ReconcileOptions {
 
 export const DEFAULT_RECONCILE: ReconcileOptions = { settleSeconds: 30, skewSeconds: 5 };
 
+/** The settle times a user may set (settings.js `iotgwOutboxSettleSeconds`, a TerminalClient outbox's `settleSeconds`): 5 to 600 s. */
+export const SETTLE_SECONDS_RANGE = { min: 5, max: 600 } as const;
+
+/** Is `v` a settle time a user may set (SETTLE_SECONDS_RANGE)? */
+export function isSettleSeconds(v: unknown): v is number {
+  return typeof v === 'number' && Number.isFinite(v) && v >= SETTLE_SECONDS_RANGE.min && v <= SETTLE_SECONDS_RANGE.max;
+}
+
 /** A GET under the account's `/api/v{version}/`: the reply's body (a top-level ErrorID > 0 throws). */
 export type ReconcileGet = (rest: string, query: Record<string, string>) => Promise<unknown>;
 

@@ -22,6 +22,7 @@ import { Outbox, OUTBOX_DEFAULTS } from '../../outbox/outbox';
 import { FileOutboxStore } from '../../outbox/file-store';
 import { GatewaySender, toJsonItem } from '../../outbox/gateway-sender';
 import { GatewayReconciler } from '../../outbox/gateway-adapter';
+import { SETTLE_SECONDS_RANGE, isSettleSeconds } from '../../outbox/reconcile';
 import { OutcomeDelivery } from '../../outbox/delivery';
 import { BAD_END, entryResults, outboxInfo, outcomeError } from '../../outbox/results';
 import type { AcceptOptions, JsonObject, MsgOutcome, NewEntry, OutboxKind, OutboxState, OutboxStore, WhenFull } from '../../outbox/types';
@@ -128,7 +129,7 @@ function checkOptions(o: unknown): Required<Pick<TerminalOutboxOptions, 'ttlSeco
   const whenFull = o.whenFull ?? 'reject';
   if (whenFull !== 'reject' && whenFull !== 'drop-oldest') throw badInput('whenFull', `must be "reject" or "drop-oldest", not ${showValue(whenFull)}`);
   const settle = o.settleSeconds;
-  if (settle !== undefined && (typeof settle !== 'number' || !Number.isFinite(settle) || settle < 5 || settle > 600)) throw badInput('settleSeconds', `must be seconds from 5 to 600, not ${showValue(settle)}`);
+  if (settle !== undefined && !isSettleSeconds(settle)) throw badInput('settleSeconds', `must be seconds from ${SETTLE_SECONDS_RANGE.min} to ${SETTLE_SECONDS_RANGE.max}, not ${showValue(settle)}`);
   return {
     name, ttlSeconds: ttl, whenFull,
     ...(settle === undefined ? {} : { settleSeconds: settle }),
